@@ -1,0 +1,3 @@
+from gdg_lsp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""Command line: the language server, headless completion, explain, model, doctor, bench.
+
+    gdg-lsp [--stdio]                 serve LSP on stdin/stdout (what editors run)
+    gdg-lsp --tcp 127.0.0.1:2087      serve LSP on a TCP port
+    gdg-lsp complete FILE --line L [--col C]
+    gdg-lsp explain FILE --line L [--col C]
+    gdg-lsp model info|prepare
+    gdg-lsp doctor
+    gdg-lsp bench quality|perf|stress ...
+
+Lines and columns are 1-based, as editors show them; a missing column means
+the end of the line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from gdg_lsp import __version__
+from gdg_lsp.errors import GdgError
+
+log = logging.getLogger("gdg_lsp")
+
+
+def _add_decode_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="source file to complete in")
+    parser.add_argument("--line", type=int, required=True, help="1-based line of the cursor")
+    parser.add_argument("--col", type=int, default=None, help="1-based column of the cursor (default: end of line)")
+    parser.add_argument("--language", default=None, help="language id (default: from the file extension)")
+    parser.add_argument("--constraint", choices=("none", "syntax", "scope"), default=None)
+    parser.add_argument("--model", default=None, help="`default`, a Hugging Face folder or a .gguf file")
+    parser.add_argument("--device", default=None, help="auto, cpu or cuda")
+    parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--max-lines", type=int, default=None)
+    parser.add_argument("--timeout-ms", type=int, default=None)
+    parser.add_argument("--settings", type=Path, default=None, help="JSON file with gdg.* settings")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gdg-lsp",
+        description="Inline code completion from a local model that never names something that does not exist.",
+    )
+    parser.add_argument("--version", action="version", version=f"gdg-lsp {__version__}")
+    parser.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP")
+    parser.add_argument("--log-file", type=Path, default=None, help="also write the log to this file")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    sub = parser.add_subparsers(dest="command")
+
+    complete = sub.add_parser("complete", help="print the suggestion at a position of a file")
+    _add_decode_options(complete)
+    complete.add_argument("--json", action="store_true", help="print the suggestion and its debug data as JSON")
+
+    explain = sub.add_parser("explain", help="show the hole, Γ, the rung chosen and why, the grammar, timings")
+    _add_decode_options(explain)
+    explain.add_argument("--no-decode", action="store_true", help="stop before running the model")
+    explain.add_argument("--json", action="store_true")
+
+    model = sub.add_parser("model", help="inspect or prepare the model")
+    model.add_argument("action", choices=("info", "prepare"))
+    model.add_argument("--model", default=None)
+    model.add_argument("--device", default=None)
+
+    sub.add_parser("doctor", help="check the installation and say how to fix what is missing")
+
+    bench = sub.add_parser("bench", help="quality, performance and stress benchmarks")
+    bench.add_argument("kind", choices=("quality", "perf", "stress"))
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="options of the benchmark (see --help after the kind)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.log_level, args.log_file, stream=sys.stderr)
+    try:
+        if args.command is None:
+            return _serve(args)
+        if args.command in ("complete", "explain"):
+            return _complete(args, explain=args.command == "explain")
+        if args.command == "model":
+            return _model(args)
+        if args.command == "doctor":
+            from gdg_lsp.doctor import run_doctor
+
+            return run_doctor()
+        if args.command == "bench":
+            from gdg_lsp.bench import main as bench_main
+
+            return bench_main(args.kind, args.args)
+    except GdgError as err:
+        print(f"gdg-lsp: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _setup_logging(level: str, log_file: Path | None, stream) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(stream)]
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(level=getattr(logging, level), handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("pygls", "transformers", "urllib3", "filelock"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, getattr(logging, level)))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gdg_lsp.server import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            raise GdgError(f"--tcp expects HOST:PORT, got {args.tcp!r}")
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def _settings_for(args: argparse.Namespace):
+    from gdg_lsp.settings import from_json
+
+    data: dict = {}
+    if args.settings is not None:
+        try:
+            data = json.loads(args.settings.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise GdgError(f"cannot read settings file {args.settings}: {err}") from err
+    overrides = {
+        "constraint": args.constraint, "model": args.model, "device": args.device,
+        "maxTokens": args.max_tokens, "maxLines": args.max_lines, "timeoutMs": args.timeout_ms,
+    }
+    data = {**(data.get("gdg", data) if isinstance(data, dict) else {}), **{k: v for k, v in overrides.items() if v is not None}}
+    settings, problems = from_json(data)
+    for problem in problems:
+        print(f"gdg-lsp: warning: {problem}", file=sys.stderr)
+    return settings
+
+
+def _progress(message: str, percent: int | None) -> None:
+    print(f"gdg-lsp: {message}" + (f" ({percent}%)" if percent is not None else ""), file=sys.stderr)
+
+
+def _complete(args: argparse.Namespace, explain: bool) -> int:
+    from gdg_lsp import languages
+    from gdg_lsp.documents import Document, PositionEncoding
+    from gdg_lsp.languages.base import WorkspaceContext
+
+    settings = _settings_for(args)
+    try:
+        text = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GdgError(f"cannot read {args.file}: {err}") from err
+    language = args.language or languages.language_for_path(args.file)
+    analyzer = languages.analyzer(language, text)
+    doc = Document(args.file.resolve().as_uri(), language, 0, text, analyzer.parser())
+    if not 1 <= args.line <= doc.line_count:
+        raise GdgError(f"--line {args.line} is outside {args.file} (it has {doc.line_count} lines)")
+    line_text = doc.line_text(args.line - 1)
+    col = len(line_text) + 1 if args.col is None else args.col
+    if not 1 <= col <= len(line_text) + 1:
+        raise GdgError(f"--col {col} is outside line {args.line} (it has {len(line_text)} characters)")
+    offset = doc.offset_at(args.line - 1, col - 1, PositionEncoding.UTF32)
+    workspace = WorkspaceContext(roots=[args.file.resolve().parent], settings=settings)
+    snapshot = doc.snapshot()
+
+    if explain and args.no_decode:
+        from gdg_lsp.explain import explain_hole
+
+        report = explain_hole(snapshot, offset, settings, workspace)
+        print(json.dumps(report, indent=2) if args.json else report["text"])
+        return 0
+
+    from gdg_lsp.decoding import models
+    from gdg_lsp.service import CompletionService
+
+    device, warning = models.resolve_device(settings.device)
+    if warning:
+        print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
+    began = time.perf_counter()
+    backend = models.load(models.resolve(settings.model), device, _progress)
+    load_seconds = time.perf_counter() - began
+    service = CompletionService(backend, workspace)
+    suggestion = service.complete(snapshot, offset, settings)
+    if explain:
+        from gdg_lsp.explain import explain_suggestion
+
+        report = explain_suggestion(suggestion, settings)
+        report["modelLoadMs"] = round(load_seconds * 1000, 1)
+        print(json.dumps(report, indent=2) if args.json else report["text"])
+        return 0
+    if args.json:
+        summary = suggestion.summary()
+        summary["modelLoadMs"] = round(load_seconds * 1000, 1)
+        summary["line"], summary["col"] = args.line, col
+        print(json.dumps(summary, indent=2))
+        return 0
+    if not suggestion.text:
+        print(f"gdg-lsp: no suggestion: {suggestion.reason}", file=sys.stderr)
+        return 1
+    prefix = text[doc.line_start(args.line - 1) : offset]
+    print(prefix + suggestion.text)
+    print(
+        f"gdg-lsp: rung={suggestion.rung or 'none'} tokens={suggestion.tokens} "
+        f"{suggestion.timings.get('total', 0) * 1000:.0f} ms (model load {load_seconds:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _model(args: argparse.Namespace) -> int:
+    from gdg_lsp.decoding import models
+
+    spec = models.resolve(args.model)
+    if args.action == "info":
+        print(f"model:  {spec.describe()}")
+        if spec.kind == "gguf":
+            cached = models.converted_dir(spec)
+            state = "ready" if (cached / "config.json").is_file() else "not converted yet (run `gdg-lsp model prepare`)"
+            print(f"cache:  {cached} ({state})")
+        print(f"cache root: {models.cache_root()}")
+        return 0
+    device, warning = models.resolve_device(args.device)
+    if warning:
+        print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
+    began = time.perf_counter()
+    models.load(spec, device, _progress)
+    print(f"{spec.name} is ready ({time.perf_counter() - began:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""The masked decoding loop. It knows nothing about languages.
+
+One call decodes one region: it replays the text already typed in the region
+into the grammar matcher, holds the first tokens to the healed text (see
+``healing``), then picks each token greedily among those the grammar allows,
+until the region's line ends, the grammar ends, a stop token comes, the token
+or time budget runs out, or the request is cancelled (checked before every
+token).
+
+``free_bits`` is Σ log2 |allowed tokens| over the steps: 0 for a forced
+string, about log2 |V| per step for unconstrained text.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import xgrammar as xgr
+
+from gdg_lsp.decoding.backends import ModelBackend
+
+STOP_NEWLINE = "newline"
+STOP_GRAMMAR = "grammar-complete"
+STOP_EOS = "end-of-text"
+STOP_MAX_TOKENS = "max-tokens"
+STOP_TIMEOUT = "timeout"
+STOP_CANCELLED = "cancelled"
+STOP_DEAD_END = "no-allowed-token"
+NATURAL_STOPS = frozenset({STOP_NEWLINE, STOP_GRAMMAR, STOP_EOS})
+
+
+@dataclass
+class DecodeSpec:
+    prompt_ids: Sequence[int]
+    heal: str = ""
+    """Text the continuation must start with (the backed-off end of the prompt)."""
+    heal_outside: int = 0
+    """How many leading characters of ``heal`` lie before the region (not fed to the grammar)."""
+    replay: str = ""
+    """Region text typed before the healed part: fed to the matcher before decoding."""
+    grammar: Any = None
+    """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
+    stop_at_newline: bool = True
+    max_tokens: int = 64
+    deadline: float | None = None
+    cancel: threading.Event | None = None
+
+
+@dataclass
+class DecodeResult:
+    text: str
+    """Generated text after the healed part, cut at the region's newline."""
+    region_text: str
+    """Everything the grammar consumed: replay + region part of heal + generated text."""
+    stop_reason: str
+    token_ids: list[int] = field(default_factory=list)
+    free_bits: float = 0.0
+    steps: int = 0
+    prefill_seconds: float = 0.0
+    model_seconds: float = 0.0
+    mask_seconds: float = 0.0
+    total_seconds: float = 0.0
+    trailing_layout: str = ""
+    """Blanks the last token carried after the newline (the next line's indentation)."""
+
+    @property
+    def natural(self) -> bool:
+        return self.stop_reason in NATURAL_STOPS
+
+
+class Decoder:
+    """Holds the per-vocabulary buffers; ``decode`` runs one region."""
+
+    def __init__(self, backend: ModelBackend) -> None:
+        self.backend = backend
+        self.vocab = backend.vocab
+        size = self.vocab.size
+        self._bitmask = xgr.allocate_token_bitmask(1, size)
+        self._size = size
+        blocked = np.zeros(size, dtype=bool)
+        for i in self.vocab.special_ids:
+            if i < size:
+                blocked[i] = True
+        self._special = torch.from_numpy(blocked)
+        self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
+
+    def _allowed_from_bitmask(self) -> np.ndarray:
+        bits = np.unpackbits(self._bitmask.numpy().view(np.uint8), bitorder="little")
+        return bits[: self._size].astype(bool)
+
+    def decode(self, spec: DecodeSpec) -> DecodeResult:
+        began = time.perf_counter()
+        vocab = self.vocab
+        matcher = xgr.GrammarMatcher(spec.grammar) if spec.grammar is not None else None
+        if matcher is not None and spec.replay and not matcher.accept_string(spec.replay):
+            raise ValueError(f"the grammar does not accept the typed text {spec.replay!r}")
+
+        pending = spec.heal.encode("utf-8")
+        outside = len(spec.heal[: spec.heal_outside].encode("utf-8"))
+        produced = bytearray()  # everything generated, healed part included
+        region = bytearray(spec.replay.encode("utf-8"))
+        ids: list[int] = []
+        free_bits = 0.0
+        mask_seconds = 0.0
+        stop = STOP_MAX_TOKENS
+        model_before = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+
+        prefill_began = time.perf_counter()
+        logits = self.backend.prefill(spec.prompt_ids)
+        prefill_seconds = time.perf_counter() - prefill_began
+
+        for _ in range(spec.max_tokens):
+            if spec.cancel is not None and spec.cancel.is_set():
+                stop = STOP_CANCELLED
+                break
+            if spec.deadline is not None and time.monotonic() > spec.deadline:
+                stop = STOP_TIMEOUT
+                break
+            mask_began = time.perf_counter()
+            if pending:
+                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher)
+            else:
+                token, allowed_count = self._masked_step(logits, matcher)
+            mask_seconds += time.perf_counter() - mask_began
+            if token is None:
+                stop = STOP_DEAD_END
+                break
+            free_bits += math.log2(max(allowed_count, 1))
+            if token in vocab.stop_ids:
+                stop = STOP_EOS
+                break
+            piece = vocab.token_bytes[token]
+            region_piece = piece[max(0, outside - len(produced)) :]
+            if matcher is not None:
+                if pending or outside > len(produced):
+                    ok = not region_piece or matcher.accept_string(bytes(region_piece))
+                else:
+                    ok = matcher.accept_token(token)
+                if not ok:  # cannot happen under the mask; never emit past it
+                    stop = STOP_DEAD_END
+                    break
+            ids.append(token)
+            produced += piece
+            region += region_piece
+            pending = pending[len(piece) :] if len(piece) < len(pending) else b""
+            if spec.stop_at_newline and not pending and b"\n" in region_piece:
+                stop = STOP_NEWLINE
+                break
+            if matcher is not None and matcher.is_terminated():
+                stop = STOP_GRAMMAR
+                break
+            logits = self.backend.step(token)
+
+        generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
+        text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
+        model_after = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+        return DecodeResult(
+            text=text,
+            region_text=bytes(region).decode("utf-8", "ignore"),
+            stop_reason=stop,
+            token_ids=ids,
+            free_bits=free_bits,
+            steps=len(ids),
+            prefill_seconds=prefill_seconds,
+            model_seconds=model_after - model_before,
+            mask_seconds=mask_seconds,
+            total_seconds=time.perf_counter() - began,
+            trailing_layout=layout,
+        )
+
+    def _masked_step(self, logits: torch.Tensor, matcher: Any) -> tuple[int | None, int]:
+        if matcher is None:
+            scores = logits.masked_fill(self._special, -math.inf)
+            return int(torch.argmax(scores)), self._size - int(self._special.sum())
+        needs_mask = matcher.fill_next_token_bitmask(self._bitmask)
+        if not needs_mask:
+            return int(torch.argmax(logits.masked_fill(self._special, -math.inf))), self._size
+        allowed = self._allowed_from_bitmask()
+        count = int(allowed.sum())
+        if count == 0:
+            return None, 0
+        scores = logits.masked_fill(torch.from_numpy(~allowed), -math.inf)
+        return int(torch.argmax(scores)), count
+
+    def _heal_step(
+        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any
+    ) -> tuple[int | None, int]:
+        """The best token consistent with the healed text (and with the grammar past it).
+
+        Candidates are tried best-first and the first admissible one wins, so a
+        healed blank (thousands of tokens start with one) costs a few grammar
+        checks rather than thousands. The count returned for ``free_bits`` is
+        the number of candidates, an upper bound of the admissible set.
+        """
+        candidates = self.vocab.healing_candidates(pending)
+        if not candidates:
+            return None, 0
+        index = torch.tensor(candidates, dtype=torch.long)
+        order = torch.argsort(logits[index], descending=True)
+        for position in order.tolist():
+            token = candidates[position]
+            piece = self.vocab.token_bytes[token]
+            if matcher is not None and len(piece) > len(pending):
+                region_piece = piece[max(0, outside - len(produced)) :]
+                if region_piece:
+                    if not matcher.accept_string(bytes(region_piece)):
+                        continue
+                    matcher.rollback(1)
+            return token, len(candidates)
+        return None, 0
+
+
+def _cut_line(text: str, ended_by_newline: bool) -> tuple[str, str]:
+    """Split generated text at its first newline: (line, blanks after it)."""
+    if not ended_by_newline or "\n" not in text:
+        return text, ""
+    line, rest = text.split("\n", 1)
+    return line, rest if not rest.strip() else ""

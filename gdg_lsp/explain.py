@@ -1,0 +1,150 @@
+"""What happened at a hole, for people: ``gdg-lsp explain`` and the ``gdg/explain`` request.
+
+The report names the hole (sort, region, text typed), Γ grouped by sort, the
+rung π chose and why the tighter ones were passed over, the instantiated
+grammar, and the timings.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from gdg_lsp import fragments, languages
+from gdg_lsp.decoding.grammars import GrammarCache, accepts
+from gdg_lsp.decoding.vocab import ListVocabulary
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
+from gdg_lsp.service import Suggestion
+from gdg_lsp.settings import Settings
+
+MAX_NAMES_SHOWN = 40
+
+
+@functools.lru_cache(maxsize=1)
+def byte_grammars() -> GrammarCache:
+    """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
+    ask whether a grammar accepts a text (the language is the same)."""
+    tokens = [bytes([b]).decode("latin-1") for b in range(1, 256)]
+    return GrammarCache(ListVocabulary(tokens), max_bytes=64 * 1024 * 1024)
+
+
+def _position(text: str, offset: int) -> dict[str, int]:
+    line = text.count("\n", 0, offset)
+    return {"line": line + 1, "col": offset - (text.rfind("\n", 0, offset) + 1) + 1}
+
+
+def _hole_report(hole: Hole, text: str) -> dict[str, Any]:
+    return {
+        "language": hole.language,
+        "sort": hole.sort,
+        "fragment": hole.fragment,
+        "regionStart": _position(text, hole.region_start),
+        "cursor": _position(text, hole.cursor),
+        "typed": hole.typed,
+        "regionPath": list(hole.region_path),
+        "context": {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in hole.context.items()},
+        "gammaSize": len(hole.gamma),
+        "gamma": hole.gamma.by_sort(),
+    }
+
+
+def _gamma_lines(gamma_by_sort: dict[str, list[str]]) -> list[str]:
+    lines = []
+    for sort, names in gamma_by_sort.items():
+        shown = ", ".join(names[:MAX_NAMES_SHOWN])
+        more = f" … (+{len(names) - MAX_NAMES_SHOWN})" if len(names) > MAX_NAMES_SHOWN else ""
+        lines.append(f"  {sort} ({len(names)}): {shown}{more}")
+    return lines
+
+
+def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace: WorkspaceContext) -> dict[str, Any]:
+    """The hole, Γ and π's choice, without a model."""
+    analyzer = languages.analyzer(snapshot.language_id, snapshot.text)
+    hole = analyzer.hole_at(snapshot, offset, workspace)
+    if isinstance(hole, NoHole):
+        return {"hole": None, "reason": hole.reason, "text": f"no hole here: {hole.reason}"}
+    fragment = fragments.fragment(hole.language, hole.fragment)
+    cache = byte_grammars()
+    choice = fragments.choose(fragment, hole.gamma, hole.context, hole.typed, settings.constraint, cache.get, accepts)
+    report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice)}
+    report["text"] = "\n".join(_text_lines(report))
+    return report
+
+
+def _choice_report(choice: fragments.Choice) -> dict[str, Any]:
+    return {
+        "constraint": choice.constraint,
+        "rung": choice.rung,
+        "guaranteed": choice.guaranteed,
+        "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in choice.attempts],
+        "grammar": choice.grammar.text if choice.grammar else None,
+        "slots": {k: (list(v) if isinstance(v, tuple) else v) for k, v in choice.grammar.slot_values.items()}
+        if choice.grammar else {},
+    }
+
+
+def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, Any]:
+    """Everything about a finished request (the model ran)."""
+    report: dict[str, Any] = {"suggestion": suggestion.summary()}
+    if suggestion.hole is None:
+        report["hole"] = None
+        report["text"] = f"no hole here: {suggestion.reason}"
+        return report
+    report["hole"] = {**_hole_report(suggestion.hole, ""), "regionStart": None, "cursor": None}
+    statements = []
+    for trace in suggestion.execution.statements if suggestion.execution else []:
+        statements.append({
+            "index": trace.index, "text": trace.text, "rung": trace.rung,
+            "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in trace.attempts],
+            "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": round(trace.free_bits, 2),
+            "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
+            "timingsMs": {k: round(v * 1000, 2) for k, v in trace.seconds.items()},
+            "grammar": trace.grammar,
+        })
+    report["statements"] = statements
+    report["text"] = "\n".join(_text_lines(report))
+    return report
+
+
+def _text_lines(report: dict[str, Any]) -> list[str]:
+    hole = report["hole"]
+    lines = [f"hole: {hole['language']} {hole['sort']} (fragment {hole['fragment']})"]
+    if hole.get("regionStart"):
+        lines.append(f"region: from line {hole['regionStart']['line']} col {hole['regionStart']['col']} "
+                     f"to the cursor at line {hole['cursor']['line']} col {hole['cursor']['col']}")
+    lines.append(f"typed: {hole['typed']!r}")
+    lines.append(f"scopes: {' > '.join(hole['regionPath'])}")
+    flags = {k: v for k, v in hole["context"].items() if v}
+    if flags:
+        lines.append(f"context: {flags}")
+    lines.append(f"Γ: {hole['gammaSize']} names")
+    lines += _gamma_lines(hole["gamma"])
+    if "choice" in report:
+        choice = report["choice"]
+        lines.append(f"policy: constraint={choice['constraint']} → rung {choice['rung'] or 'none'}"
+                     + (" (every reference drawn from Γ)" if choice["guaranteed"] else ""))
+        lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in choice["attempts"]]
+        if choice["grammar"]:
+            lines.append("grammar:")
+            lines += ["  " + line for line in choice["grammar"].splitlines()]
+    if "statements" in report:
+        summary = report["suggestion"]
+        lines.append(f"suggestion: {summary['text']!r}")
+        lines.append(f"  rung={summary['rung']} guaranteed={summary['guaranteed']} stop={summary['stopReason']} "
+                     f"tokens={summary['tokens']} free_bits={summary['freeBits']}")
+        if summary.get("reason"):
+            lines.append(f"  reason: {summary['reason']}")
+        lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "
+                     f"({summary['reusedTokens']} reused from the KV cache)")
+        for st in report["statements"]:
+            lines.append(f"statement {st['index'] + 1}: {st['text']!r} rung={st['rung']} stop={st['stopReason']} "
+                         f"Γ={st['gammaSize']}" + (f" declares {st['declared']}" if st["declared"] else "")
+                         + (f" DROPPED: {st['dropped']}" if st["dropped"] else ""))
+            lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in st["attempts"]]
+            lines.append(f"  timings (ms): {st['timingsMs']}")
+        first = report["statements"][0] if report["statements"] else None
+        if first and first["grammar"]:
+            lines.append("grammar (statement 1):")
+            lines += ["  " + line for line in first["grammar"].splitlines()]
+    return lines

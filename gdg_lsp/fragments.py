@@ -1,0 +1,276 @@
+"""Fragments, τ_Γ (instantiation) and π (the rung policy).
+
+A language's ``grammars/<language>/manifest.toml`` lists its fragments: a
+template file (EBNF with ``%slot%`` atoms), the rungs it offers, and for each
+slot what it reads at each rung. A slot spec is one of
+
+- ``{ sort = [...], <attr> = value, ... }``: a query over Γ (``Gamma.names``);
+  a value ``"$key"`` is taken from the hole's context;
+- ``{ ebnf = "..." }``: a fixed EBNF expression (the base rung's open identifier);
+- ``{ names = [...] }``: fixed literal alternatives;
+- ``{ context = "key" }``: literal alternatives from the hole's context.
+
+A slot marked ``optional = true`` may answer with nothing: the derivations that
+need it disappear (``return`` outside a function). Any other empty answer
+raises ``GammaEmptyError`` and π climbs one rung.
+
+Rungs, tightest first: ``pin`` ⊑ ``ctx`` ⊑ ``gamma`` ⊑ ``base``. A slot without
+a spec for a rung uses the next looser rung's spec.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from gdg_lsp import ebnf
+from gdg_lsp.errors import GammaEmptyError, GrammarError
+from gdg_lsp.gamma import Gamma
+
+RUNGS = ("pin", "ctx", "gamma", "base")
+"""All rungs, tightest first."""
+
+CONSTRAINTS = ("none", "syntax", "scope")
+"""Values of the ``gdg.constraint`` setting (and the arms of the evaluation)."""
+
+
+def render_alternation(names: Sequence[str]) -> str:
+    """Escaped, parenthesised alternation of ``names`` (sorted, de-duplicated).
+
+    Each name becomes one string literal, so no character of a name can act as
+    grammar syntax. Raises ``ValueError`` on an empty set: an empty slot is a
+    decision for π, never an empty alternation.
+    """
+    unique = sorted(set(names))
+    if not unique:
+        raise ValueError("render_alternation needs at least one name")
+    return "(" + " | ".join(ebnf.escape_literal(name) for name in unique) + ")"
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    name: str
+    per_rung: Mapping[str, Mapping[str, Any]]
+    optional: bool = False
+
+    def spec_for(self, rung: str) -> Mapping[str, Any]:
+        for candidate in RUNGS[RUNGS.index(rung) :]:
+            if candidate in self.per_rung:
+                return self.per_rung[candidate]
+        if "all" in self.per_rung:
+            return self.per_rung["all"]
+        raise GrammarError(f"slot %{self.name}% has no spec for rung {rung!r}")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    language: str
+    name: str
+    anchor: str
+    rungs: tuple[str, ...]  # tightest first
+    rules: Mapping[str, ebnf.Expr]
+    slots: Mapping[str, SlotSpec]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Instantiated:
+    """τ_Γ's output: grammar text plus what each slot answered (for explain and checks)."""
+
+    fragment: str
+    rung: str
+    text: str
+    slot_values: Mapping[str, tuple[str, ...] | str]
+    seconds: float
+
+
+def _resolve(value: Any, context: Mapping[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("$"):
+        key = value[1:]
+        if key not in context:
+            raise GammaEmptyError(key, f"context value ${key} is not known at this hole")
+        return context[key]
+    return value
+
+
+def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[str, Any]) -> ebnf.Expr | list[str] | None:
+    """A slot's answer: an EBNF expression, a list of literal names, or None (empty)."""
+    if "ebnf" in spec:
+        rules = ebnf.parse(f"x ::= {spec['ebnf']}", f"slot %{slot}%")
+        return rules["x"]
+    if "names" in spec:
+        names = [str(n) for n in spec["names"]]
+    elif "context" in spec:
+        names = [str(n) for n in context.get(spec["context"], ())]
+    else:
+        query = {key: _resolve(value, context) for key, value in spec.items()}
+        names = gamma.names(**query)
+    return names or None
+
+
+def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[str, Any] | None = None) -> Instantiated:
+    """τ_Γ: every slot becomes the escaped alternation of its answer.
+
+    Each distinct name set is rendered once, as its own rule, and referenced by
+    every slot that has that answer (cheaper to compile; identical sets across
+    requests give identical text, which is what the compile cache keys on).
+    """
+    began = time.perf_counter()
+    context = context or {}
+    set_rules: dict[tuple[str, ...], str] = {}
+    replacements: dict[str, ebnf.Expr | None] = {}
+    values: dict[str, tuple[str, ...] | str] = {}
+    for slot_name in sorted(fragment.slots):
+        slot = fragment.slots[slot_name]
+        answer = _answer(slot.spec_for(rung), slot_name, gamma, context)
+        if answer is None:
+            if not slot.optional:
+                raise GammaEmptyError(slot_name, dict(slot.spec_for(rung)))
+            replacements[slot_name] = None
+            values[slot_name] = ()
+        elif isinstance(answer, list):
+            key = tuple(sorted(set(answer)))
+            rule = set_rules.setdefault(key, f"gamma_set_{len(set_rules)}")
+            replacements[slot_name] = ebnf.Ref(rule)
+            values[slot_name] = key
+        else:
+            replacements[slot_name] = answer
+            values[slot_name] = ebnf.render_expr(answer)
+    rules: dict[str, ebnf.Expr | None] = {
+        name: ebnf.map_slots(expr, lambda s: replacements[s]) for name, expr in fragment.rules.items()
+    }
+    live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
+    text = ebnf.render(live) + "".join(
+        f"{rule} ::= {render_alternation(names)}\n" for names, rule in set_rules.items()
+    )
+    return Instantiated(fragment.name, rung, text, values, time.perf_counter() - began)
+
+
+# -- manifests ---------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def load_fragments(language: str) -> Mapping[str, Fragment]:
+    """The fragments of ``grammars/<language>/`` (parsed once per process)."""
+    folder = resources.files("gdg_lsp.grammars").joinpath(language)
+    manifest_file = folder.joinpath("manifest.toml")
+    if not manifest_file.is_file():
+        raise GrammarError(f"no grammars for language {language!r} (missing {manifest_file})")
+    manifest = tomllib.loads(manifest_file.read_text(encoding="utf-8"))
+    fragments: dict[str, Fragment] = {}
+    for name, entry in manifest.get("fragments", {}).items():
+        origin = f"grammars/{language}/{entry['file']}"
+        rules = ebnf.parse(folder.joinpath(entry["file"]).read_text(encoding="utf-8"), origin)
+        ebnf.check(rules, origin)
+        rungs = tuple(entry.get("rungs", ("gamma", "base")))
+        unknown = set(rungs) - set(RUNGS)
+        if unknown:
+            raise GrammarError(f"{origin}: unknown rungs {sorted(unknown)}")
+        rungs = tuple(r for r in RUNGS if r in rungs)
+        slot_specs = {
+            slot: SlotSpec(
+                slot,
+                {k: v for k, v in spec.items() if k in (*RUNGS, "all")},
+                bool(spec.get("optional", False)),
+            )
+            for slot, spec in entry.get("slots", {}).items()
+        }
+        used = {s for expr in rules.values() for s in ebnf.slots(expr)}
+        if missing := used - set(slot_specs):
+            raise GrammarError(f"{origin}: slots {sorted(missing)} have no spec in the manifest")
+        fragments[name] = Fragment(
+            language, name, entry.get("anchor", "Stmt"), rungs, rules,
+            {k: v for k, v in slot_specs.items() if k in used}, entry.get("description", ""),
+        )
+    return fragments
+
+
+def fragment(language: str, name: str) -> Fragment:
+    fragments = load_fragments(language)
+    if name not in fragments:
+        raise GrammarError(f"language {language!r} has no fragment {name!r}")
+    return fragments[name]
+
+
+# -- the policy π ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attempt:
+    rung: str
+    outcome: str  # chosen | empty-slot | rejects-typed-text | compile-error
+    detail: str = ""
+
+
+@dataclass
+class Choice:
+    """π's decision: the rung (None for the unconstrained arm) and how it got there."""
+
+    constraint: str
+    rung: str | None
+    grammar: Instantiated | None = None
+    compiled: Any = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def guaranteed(self) -> bool:
+        """True when every reference the suggestion makes is drawn from Γ."""
+        return self.rung in ("pin", "ctx", "gamma")
+
+    def explain(self) -> str:
+        lines = [f"constraint={self.constraint}, rung={self.rung or 'none (unconstrained)'}"]
+        lines += [f"  {a.rung}: {a.outcome}{' - ' + a.detail if a.detail else ''}" for a in self.attempts]
+        return "\n".join(lines)
+
+
+def rungs_for(constraint: str, fragment: Fragment) -> tuple[str, ...]:
+    if constraint == "none":
+        return ()
+    if constraint == "syntax":
+        return tuple(r for r in fragment.rungs if r == "base")
+    if constraint == "scope":
+        return fragment.rungs
+    raise ValueError(f"unknown constraint {constraint!r}; expected one of {', '.join(CONSTRAINTS)}")
+
+
+def choose(
+    fragment: Fragment,
+    gamma: Gamma,
+    context: Mapping[str, Any],
+    typed: str,
+    constraint: str,
+    compile_grammar: Callable[[str], Any],
+    accepts: Callable[[Any, str], bool],
+) -> Choice:
+    """π: the tightest rung whose slots are all non-empty and whose grammar accepts
+    the text already typed in the region; otherwise one rung up.
+
+    ``compile_grammar`` and ``accepts`` come from the decoder (the same compiled
+    object is later used for masking). When no rung fits, ``rung`` is None and
+    the attempts say why; the caller must then not suggest anything under a
+    constrained arm.
+    """
+    choice = Choice(constraint, None)
+    for rung in rungs_for(constraint, fragment):
+        try:
+            grammar = instantiate(fragment, rung, gamma, context)
+        except GammaEmptyError as err:
+            choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
+            continue
+        try:
+            compiled = compile_grammar(grammar.text)
+        except Exception as err:  # an engine error must not take the request down
+            choice.attempts.append(Attempt(rung, "compile-error", str(err).splitlines()[0][:200]))
+            continue
+        if not accepts(compiled, typed):
+            choice.attempts.append(Attempt(rung, "rejects-typed-text", repr(typed[-60:])))
+            continue
+        choice.attempts.append(Attempt(rung, "chosen"))
+        choice.rung, choice.grammar, choice.compiled = rung, grammar, compiled
+        return choice
+    return choice

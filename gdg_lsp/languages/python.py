@@ -1,0 +1,491 @@
+"""Python: the hole at the cursor, Γ there, diagnostics, and statement effects.
+
+The hole is the logical line under the cursor (from its first character, or
+from the start of the statement when the line continues an open bracket).
+Γ comes from the document with that line blanked out, so that the half-typed
+line neither breaks the parse nor declares the name being typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import tree_sitter
+import tree_sitter_python
+
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
+from gdg_lsp.languages import python_scopes as scopes
+from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
+from gdg_lsp.languages.python_imports import star_names
+
+LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
+_local = threading.local()
+
+OPENERS = {"if": ("elif", "else"), "for": ("else",), "while": ("else",), "try": ("except", "finally")}
+HEADER_WORD = re.compile(r"(async\s+)?(def|class|for|while|if|elif|else|try|except|finally|with|match|case)\b")
+CLOSERS_ONLY = re.compile(r"[\s)\]}'\":;,]*")
+INDENT_UNIT = "    "
+
+
+def _parser() -> tree_sitter.Parser:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = tree_sitter.Parser(LANGUAGE)
+    return parser
+
+
+def parse(source: bytes, old_tree: Any = None) -> Any:
+    return _parser().parse(source, old_tree) if old_tree is not None else _parser().parse(source)
+
+
+def uri_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+# -- a tiny lexer: is a position inside brackets, a string, or a continued line? --
+
+
+@dataclass
+class LexState:
+    depth: int = 0
+    in_string: str | None = None  # the open quote, when inside a string
+    backslash: bool = False  # the text ends with a line-continuation backslash
+    in_comment: bool = False
+
+
+def lex_state(text: str, start: int, end: int) -> LexState:
+    """Bracket depth, open string, comment and continuation after reading text[start:end]."""
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < end:
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+            if ch in "\r\n" and len(quote) == 1:
+                quote = None  # an unterminated one-line string ends at the line end
+            i += 1
+            continue
+        if ch == "#":
+            nl = min((p for p in (text.find("\n", i, end), text.find("\r", i, end)) if p >= 0), default=-1)
+            if nl < 0:
+                return LexState(depth, None, False, True)
+            i = nl
+            continue
+        if ch in "\"'":
+            triple = text[i : i + 3]
+            quote = triple if triple in ('"""', "'''") else ch
+            i += len(quote)
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        i += 1
+    tail = text[start:end].rstrip(" \t")
+    backslash = quote is None and (tail.endswith("\\\n") or tail.endswith("\\\r\n") or tail.endswith("\\"))
+    return LexState(depth, quote, backslash, False)
+
+
+def _line_bounds(text: str, offset: int) -> tuple[int, int]:
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    end_n = text.find("\n", offset)
+    end_r = text.find("\r", offset)
+    ends = [e for e in (end_n, end_r) if e >= 0]
+    return start, min(ends) if ends else len(text)
+
+
+def _byte(text: str, offset: int) -> int:
+    return len(text[:offset].encode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class _Analysis:
+    tree: Any
+    scope_tree: scopes.ScopeTree
+    text: str
+
+
+class PythonAnalyzer(Analyzer):
+    name = "python"
+    grammar_dir = "python"
+    fragment = "statement"
+    keywords = scopes.KEYWORDS
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def parser(self) -> Callable[[bytes, Any], Any]:
+        return parse
+
+    # -- analysis (cached by the text's digest) -------------------------------
+
+    def analysis(self, text: str, tree: Any, uri: str, workspace: WorkspaceContext) -> _Analysis:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() + uri
+        with self._lock:
+            if (hit := self._cache.get(key)) is not None:
+                self._cache.move_to_end(key)
+                return hit
+        source = text.encode("utf-8", "surrogatepass")
+        if tree is None:
+            tree = parse(source)
+        scope_tree = scopes.build(tree, source)
+        self._resolve_star_imports(scope_tree, uri, workspace)
+        result = _Analysis(tree, scope_tree, text)
+        with self._lock:
+            self._cache[key] = result
+            while len(self._cache) > 16:
+                self._cache.popitem(last=False)
+        return result
+
+    def _resolve_star_imports(self, tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> None:
+        module = tree.module
+        unresolved = []
+        for name, level, pos in module.star_imports:
+            names = star_names(name, level, uri_path(uri), workspace.roots)
+            if names is None:
+                unresolved.append((name, level, pos))
+                continue
+            for imported in names:
+                module.bind(scopes.Decl(imported, "Import", pos, pos, 0, 0, {"module": "." * level + name, "star": True}))
+        module.star_imports = unresolved
+
+    def _repaired(self, snapshot: Snapshot, start: int, end: int, workspace: WorkspaceContext) -> tuple[_Analysis, int]:
+        """Analysis of the document with [start, end) replaced by ``pass`` (offset of the hole in it)."""
+        text = snapshot.text
+        repaired = text[:start] + "pass" + text[end:]
+        tree = None
+        if snapshot.tree is not None:
+            tree = snapshot.tree.copy()
+            start_b, end_b = _byte(text, start), _byte(text, end)
+            tree.edit(start_byte=start_b, old_end_byte=end_b, new_end_byte=start_b + 4,
+                      start_point=(0, 0), old_end_point=(0, 0), new_end_point=(0, 0))
+            tree = parse(repaired.encode("utf-8", "surrogatepass"), tree)
+        return self.analysis(repaired, tree, snapshot.uri, workspace), start
+
+    def _current(self, snapshot: Snapshot, workspace: WorkspaceContext) -> _Analysis:
+        return self.analysis(snapshot.text, snapshot.tree, snapshot.uri, workspace)
+
+    # -- Γ ---------------------------------------------------------------------
+
+    def _gamma(self, analysis: _Analysis, offset: int, uri: str) -> Gamma:
+        tree = analysis.scope_tree
+        pos = _byte(analysis.text, offset)
+        frames: dict[int, Frame] = {}
+        order: list[scopes.Scope] = list(reversed(list(tree.scope_at(pos).chain())))
+        for scope in order:
+            frames[id(scope)] = Frame(scope.kind if scope.kind == "module" else f"{scope.kind} {scope.name}")
+        builtin_frame = Frame("builtins")
+        for name, owner, found in tree.visible(pos):
+            if owner is None:
+                builtin_frame.declare(Binding(name, "Builtin", {"kind": scopes.builtin_kind(name)}))
+            else:
+                frames.setdefault(id(owner), Frame(owner.kind)).declare(self._binding(found, analysis, uri, owner))
+        return Gamma(builtin_frame, [frames[id(s)] for s in order if id(s) in frames])
+
+    @staticmethod
+    def _binding(decl: scopes.Decl, analysis: _Analysis, uri: str, owner: scopes.Scope) -> Binding:
+        attrs = {k: v for k, v in decl.attrs.items() if v is not None}
+        attrs["scope"] = owner.kind if owner.kind == "module" else f"{owner.kind} {owner.name}"
+        origin = None
+        if not decl.attrs.get("implicit") and not decl.attrs.get("star"):
+            source = analysis.scope_tree.source
+            line_start = decl.node_start - decl.col
+            column = len(source[line_start : decl.node_start].decode("utf-8", "replace"))
+            origin = Origin(uri, decl.row, column)
+        return Binding(decl.name, decl.sort, attrs, origin)
+
+    def gamma_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Gamma:
+        hole = self.hole_at(snapshot, offset, workspace)
+        if isinstance(hole, Hole):
+            return hole.gamma
+        return self._gamma(self._current(snapshot, workspace), offset, snapshot.uri)
+
+    # -- the hole ----------------------------------------------------------------
+
+    def hole_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Hole | NoHole:
+        text = snapshot.text
+        offset = max(0, min(offset, len(text)))
+        line_start, line_end = _line_bounds(text, offset)
+        if (why := self._in_comment_or_string(snapshot, offset, line_start)) is not None:
+            return NoHole(why)
+        line = text[line_start:line_end]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        first = line_start + len(indent)
+        if offset < first:
+            first = offset
+            indent = text[line_start:offset]
+        region_start = first
+        statement_start = self._statement_start(snapshot, first, line_start)
+        if statement_start < line_start:
+            state = lex_state(text, statement_start, line_start)
+            if state.in_string and len(state.in_string) == 3:
+                return NoHole("inside a multi-line string")
+            if state.depth > 0 or state.backslash:
+                region_start = statement_start
+                prev_start, _ = _line_bounds(text, statement_start)
+                prev_line = text[prev_start:]
+                indent = prev_line[: len(prev_line) - len(prev_line.lstrip(" \t"))]
+        rest = text[offset:line_end]
+        if rest.strip() and not CLOSERS_ONLY.fullmatch(rest):
+            return NoHole("the cursor is in the middle of a line (text follows it)")
+        replace_end = line_end if rest.strip() else offset
+        typed = self.replay_text(text[region_start:offset])
+        analysis, hole_pos = self._repaired(snapshot, region_start, line_end, workspace)
+        gamma = self._gamma(analysis, hole_pos, snapshot.uri)
+        context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
+        path = tuple(
+            s.kind if s.kind == "module" else f"{s.kind} {s.name}"
+            for s in reversed(list(analysis.scope_tree.scope_at(_byte(analysis.text, hole_pos)).chain()))
+        )
+        return Hole(
+            language=self.name, fragment=self.fragment, sort="Stmt", region_start=region_start,
+            cursor=offset, replace_end=replace_end, typed=typed, indent=indent, gamma=gamma,
+            context=MappingProxyType(context), region_path=path,
+        )
+
+    @staticmethod
+    def _in_comment_or_string(snapshot: Snapshot, offset: int, line_start: int) -> str | None:
+        text = snapshot.text
+        if lex_state(text, line_start, offset).in_comment:
+            return "inside a comment"
+        tree = snapshot.tree
+        if tree is None:
+            return None
+        b = _byte(text, offset)
+        node = tree.root_node.descendant_for_byte_range(b, b)
+        while node is not None:
+            if node.type == "interpolation":
+                return None  # an f-string field is code
+            if node.type == "string" and node.start_byte < b < node.end_byte and not node.has_error:
+                return "inside a string"
+            node = node.parent
+        return None
+
+    @staticmethod
+    def _statement_start(snapshot: Snapshot, first: int, line_start: int) -> int:
+        """Start of the statement node that the line's first character belongs to."""
+        tree = snapshot.tree
+        if tree is None:
+            return line_start
+        text = snapshot.text
+        b = _byte(text, first)
+        node = tree.root_node.descendant_for_byte_range(b, b)
+        while node is not None and node.parent is not None and node.parent.type not in ("block", "module"):
+            node = node.parent
+        if node is None or node.parent is None:
+            return line_start
+        if node.start_byte >= _byte(text, line_start):
+            return line_start
+        return len(snapshot.text.encode("utf-8", "surrogatepass")[: node.start_byte].decode("utf-8", "replace"))
+
+    def _keyword_context(self, text: str, line_start: int, indent: str, analysis: _Analysis, pos: int) -> dict[str, list[str]]:
+        chain = list(analysis.scope_tree.scope_at(_byte(analysis.text, pos)).chain())
+        in_function = bool(chain) and chain[0].kind == "function"
+        in_loop = self._in_loop(text, line_start, len(indent))
+        context: dict[str, list[str]] = {
+            "kw_return": ["return"] if in_function else [],
+            "kw_yield": ["yield"] if in_function else [],
+            "kw_loop_control": ["break", "continue"] if in_loop else [],
+            "kw_elif": [], "kw_else": [], "kw_except": [], "kw_finally": [],
+        }
+        for word in self._continuations(text, line_start, len(indent)):
+            context[f"kw_{word}"] = [word]
+        return context
+
+    @staticmethod
+    def _previous_lines(text: str, line_start: int):
+        """(indent width, stripped text) of earlier non-blank, non-comment lines, nearest first."""
+        end = line_start
+        while end > 0:
+            start = max(text.rfind("\n", 0, end - 1), text.rfind("\r", 0, end - 1)) + 1
+            line = text[start:end].rstrip("\r\n")
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                yield len(line) - len(line.lstrip(" \t")), stripped
+            end = start
+
+    def _in_loop(self, text: str, line_start: int, width: int) -> bool:
+        for indent, stripped in self._previous_lines(text, line_start):
+            if indent >= width:
+                continue
+            width = indent
+            m = HEADER_WORD.match(stripped)
+            if m is None or not stripped.endswith(":"):
+                continue
+            word = m.group(2)
+            if word in ("def", "class"):
+                return False
+            if word in ("for", "while"):
+                return True
+            if width == 0:
+                return False
+        return False
+
+    def _continuations(self, text: str, line_start: int, width: int) -> Sequence[str]:
+        """Clause keywords that may continue the compound statement just above at this indentation."""
+        clauses: list[str] = []
+        body_seen = False
+        for indent, stripped in self._previous_lines(text, line_start):
+            if indent > width:
+                body_seen = True
+                continue
+            if indent < width or not body_seen:
+                break
+            m = HEADER_WORD.match(stripped)
+            if m is None:
+                break
+            word = m.group(2)
+            clauses.append(word)
+            if word in OPENERS:
+                break
+            body_seen = False
+        if not clauses or clauses[-1] not in OPENERS:
+            return ()
+        opener, last = clauses[-1], clauses[0]
+        if opener == "if":
+            return ("elif", "else") if last in ("if", "elif") else ()
+        if opener in ("for", "while"):
+            return ("else",) if last == opener else ()
+        if last == "try":
+            return ("except", "finally")
+        if last == "except":
+            return ("except", "else", "finally")
+        if last == "else":
+            return ("finally",)
+        return ()
+
+    def replay_text(self, raw: str) -> str:
+        # Inside brackets (or after a backslash) a line break is only a blank.
+        return re.sub(r"\\?(?:\r\n|\r|\n)[ \t]*", " ", raw)
+
+    # -- hover -----------------------------------------------------------------
+
+    def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
+        text = snapshot.text
+        start = offset
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        end = offset
+        while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        name = text[start:end]
+        if not name or not name.isidentifier():
+            return None
+        analysis = self._current(snapshot, workspace)
+        pos = _byte(text, start)
+        tree = analysis.scope_tree
+        scope = tree.scope_at(pos)
+        found = tree.resolve(name, _byte(text, end), scope)
+        if isinstance(found, scopes.Decl):
+            owner = tree._owner(found, scope) or tree.module
+            return self._binding(found, analysis, snapshot.uri, owner), start, end
+        if found == "builtin":
+            return Binding(name, "Builtin", {"kind": scopes.builtin_kind(name)}), start, end
+        # a declaration site itself (def name, parameter) resolves from after it
+        for decl in scope.decls.get(name, ()):
+            if decl.node_start == pos:
+                return self._binding(decl, analysis, snapshot.uri, scope), start, end
+        return None
+
+    # -- diagnostics -------------------------------------------------------------
+
+    def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
+        analysis = self._current(snapshot, workspace)
+        tree = analysis.scope_tree
+        source = tree.source
+        findings = []
+        for ref in tree.references:
+            if tree.resolve(ref.name, ref.start, ref.scope) is not None:
+                continue
+            start = len(source[: ref.start].decode("utf-8", "replace"))
+            findings.append(Finding(
+                start, start + len(ref.name),
+                f"undefined name '{ref.name}': nothing with this name exists here",
+                "undefined-name", "warning", {"name": ref.name},
+            ))
+        return findings
+
+    # -- the executor's questions ------------------------------------------------
+
+    def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
+        stripped = statement.strip()
+        source = stripped + ("\n    pass\n" if stripped.endswith(":") else "\n")
+        m = HEADER_WORD.match(stripped)
+        word = m.group(2) if m else None
+        if word in ("elif", "else", "except", "finally"):
+            source = "if True:\n    pass\n" + source if word in ("elif", "else") else "try:\n    pass\n" + source
+        tree = scopes.build(parse(source.encode()), source.encode())
+        declarations = []
+        block_bindings: list[Binding] = []
+        for name, decls in tree.module.decls.items():
+            decl = decls[0]
+            if decl.attrs.get("implicit"):
+                continue
+            declarations.append(Binding(name, decl.sort, {k: v for k, v in decl.attrs.items() if v is not None}))
+        opens = None
+        if stripped.endswith(":") and word in ("def", "class"):
+            opens = "function" if word == "def" else "class"
+            for child in tree.module.children:
+                for name, decls in child.decls.items():
+                    if not decls[0].attrs.get("implicit"):
+                        block_bindings.append(Binding(name, decls[0].sort, dict(decls[0].attrs)))
+        context = dict(hole.context)
+        for key in ("kw_elif", "kw_else", "kw_except", "kw_finally"):
+            context[key] = []
+        if word in ("for", "while") and stripped.endswith(":"):
+            context["kw_loop_control"] = ["break", "continue"]
+        if word == "def":
+            context.update(kw_return=["return"], kw_yield=["yield"], kw_loop_control=[])
+        return StatementEffects(declarations, opens, block_bindings, context)
+
+    def unbound_references(self, statement: str, gamma: Gamma) -> list[str]:
+        """Names used inside a comprehension or lambda of the statement that nothing binds."""
+        line = statement.strip()
+        if not line or not re.search(r"\b(for|lambda)\b", line):
+            return []
+        source = (line + ("\n    pass\n" if line.endswith(":") else "\n")).encode()
+        scope_tree = scopes.build(parse(source), source)
+        inner = [s for s in scope_tree.module.children if s.kind in ("comprehension", "lambda")]
+        missing = []
+        for ref in scope_tree.references:
+            if not any(s.start <= ref.start < s.end for s in inner):
+                continue
+            found = scope_tree.resolve(ref.name, ref.start, ref.scope)
+            if isinstance(found, scopes.Decl) and not found.attrs.get("implicit"):
+                continue  # bound by the statement itself
+            if ref.name in gamma:
+                continue
+            missing.append(ref.name)
+        return missing
+
+    def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
+        if statement.rstrip().endswith(":"):
+            return (current_indent + INDENT_UNIT,)
+        options = [current_indent]
+        width = len(current_indent)
+        while width > len(hole.indent):
+            width = max(len(hole.indent), width - len(INDENT_UNIT))
+            options.append(current_indent[:width])
+        return tuple(options)
+

