@@ -1,0 +1,42 @@
+"""What a benchmark hole is, and what an oracle says about a filled hole.
+
+Each language contributes a module ``gdg_lsp.bench.<language>`` with
+
+    def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]
+    def check(case: HoleCase, suggestion: str) -> OracleResult
+
+``cut_holes`` cuts holes from real code (deterministic for a seed);
+``check`` judges the document with the suggestion inserted at the cursor,
+with tools that do not share the server's Γ (pyflakes, SQLite, a declared-name
+scan...), so a bug in Γ cannot hide a ghost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class HoleCase:
+    case_id: str
+    language: str
+    uri: str
+    text: str
+    """The document as the user has it when asking (the hole's original code removed)."""
+    cursor: int
+    """Code-point offset of the cursor in ``text``."""
+    expected: str
+    """What the original code had at the hole (for exact match), from the cursor on."""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class OracleResult:
+    parsed: bool
+    """The filled document is well-formed for the language's own tools."""
+    ghosts: list[str] = field(default_factory=list)
+    """Names the suggestion references that do not exist (by the independent checker)."""
+    passed: bool = False
+    """The language's oracle accepts it (compiles / executes / matches)."""
+    details: dict[str, Any] = field(default_factory=dict)
