@@ -109,8 +109,11 @@ def _setup_logging(level: str, log_file: Path | None, stream) -> None:
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
     logging.basicConfig(level=getattr(logging, level), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("pygls", "transformers", "urllib3", "filelock"):
+    for noisy in ("transformers", "urllib3", "filelock"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, getattr(logging, level)))
+    # pygls logs a traceback for every malformed message; the server answers and
+    # logs each one itself (gdg_lsp.server), so keep pygls' copy for --log-level DEBUG
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level == "DEBUG" else logging.CRITICAL)
 
 
 def _serve(args: argparse.Namespace) -> int:
