@@ -6,7 +6,9 @@ slot what it reads at each rung. A slot spec is one of
 
 - ``{ sort = [...], <attr> = value, ... }``: a query over Γ (``Gamma.names``);
   a value ``"$key"`` is taken from the hole's context;
-- ``{ ebnf = "..." }``: a fixed EBNF expression (the base rung's open identifier);
+- ``{ ebnf = "..." }``: a fixed EBNF expression (it may name rules of the template);
+- ``{ identifier = { first = "a-zA-Z_", rest = "a-zA-Z0-9_", exclude = [...] } }``:
+  an open identifier that is none of the excluded (reserved) words;
 - ``{ names = [...] }``: fixed literal alternatives;
 - ``{ context = "key" }``: literal alternatives from the hole's context.
 
@@ -103,6 +105,10 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
     if "ebnf" in spec:
         rules = ebnf.parse(f"x ::= {spec['ebnf']}", f"slot %{slot}%")
         return rules["x"]
+    if "identifier" in spec:
+        shape = spec["identifier"]
+        return _identifier(shape.get("first", "a-zA-Z_"), shape.get("rest", "a-zA-Z0-9_"),
+                           tuple(shape.get("exclude", ())))
     if "names" in spec:
         names = [str(n) for n in spec["names"]]
     elif "context" in spec:
@@ -111,6 +117,11 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
         query = {key: _resolve(value, context) for key, value in spec.items()}
         names = gamma.names(**query)
     return names or None
+
+
+@lru_cache(maxsize=32)
+def _identifier(first: str, rest: str, exclude: tuple[str, ...]) -> ebnf.Expr:
+    return ebnf.identifier_excluding(first, rest, exclude)
 
 
 def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[str, Any] | None = None) -> Instantiated:
