@@ -84,6 +84,8 @@ class Executor:
         max_lines: int,
         deadline: float | None = None,
         cancel: threading.Event | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Execution:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
@@ -114,6 +116,7 @@ class Executor:
                 prompt_ids=ids, heal=heal, heal_outside=heal_outside,
                 replay=replay if first else layout, grammar=choice.compiled,
                 stop_at_newline=True, max_tokens=tokens_left, deadline=deadline, cancel=cancel,
+                temperature=temperature, seed=None if seed is None else seed + index,
             ))
             tokens_left -= result.steps
             trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
@@ -131,7 +134,10 @@ class Executor:
                     gamma.pop()
                 indent = line_indent
             if not result.natural:
-                line = self.analyzer.trim_partial(line, gamma)
+                if result.complete_text is not None:  # cut back to a complete statement
+                    line = result.complete_text if first else layout + result.complete_text
+                else:  # unconstrained: at least do not end inside a name
+                    line = self.analyzer.trim_partial(line, gamma)
                 stop = result.stop_reason
             statement = (hole.typed + line) if first else line.strip()
             if unbound := self.analyzer.unbound_references(statement, gamma):

@@ -51,6 +51,13 @@ class DecodeSpec:
     max_tokens: int = 64
     deadline: float | None = None
     cancel: threading.Event | None = None
+    end_marker: str = "\n"
+    """What ends a region in this fragment's language (used to find where a region
+    cut by the budget could have ended)."""
+    temperature: float = 0.0
+    """0: greedy (the default: the same request gives the same suggestion). Above 0:
+    sampled among the allowed tokens (tests walk a grammar at random this way)."""
+    seed: int | None = None
 
 
 @dataclass
@@ -69,6 +76,12 @@ class DecodeResult:
     total_seconds: float = 0.0
     trailing_layout: str = ""
     """Blanks the last token carried after the newline (the next line's indentation)."""
+    complete_text: str | None = None
+    """For a region cut short (budget, timeout, cancel): ``text`` up to the last point
+    where the grammar would have accepted the end of the region, so that what is
+    suggested is a complete statement read the way the grammar read it (a cut
+    ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
+    region ended naturally or there is no grammar."""
 
     @property
     def natural(self) -> bool:
@@ -102,11 +115,17 @@ class Decoder:
         if matcher is not None and spec.replay and not matcher.accept_string(spec.replay):
             raise ValueError(f"the grammar does not accept the typed text {spec.replay!r}")
 
+        self._generator = None
+        if spec.temperature > 0:
+            self._generator = torch.Generator().manual_seed(spec.seed if spec.seed is not None else 0)
+        self._temperature = spec.temperature
         pending = spec.heal.encode("utf-8")
         outside = len(spec.heal[: spec.heal_outside].encode("utf-8"))
         produced = bytearray()  # everything generated, healed part included
         region = bytearray(spec.replay.encode("utf-8"))
         ids: list[int] = []
+        last_complete: int | None = None  # len(produced) where the region could have ended
+        end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
@@ -156,11 +175,19 @@ class Decoder:
             if matcher is not None and matcher.is_terminated():
                 stop = STOP_GRAMMAR
                 break
+            if matcher is not None and not pending and matcher.accept_string(end_marker):
+                matcher.rollback(1)
+                last_complete = len(produced)
             logits = self.backend.step(token)
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
         text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
         model_after = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+        complete_text = None
+        if matcher is not None and stop not in NATURAL_STOPS:
+            heal_bytes = len(spec.heal.encode("utf-8"))
+            cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
+            complete_text = cut.decode("utf-8", "ignore")
         return DecodeResult(
             text=text,
             region_text=bytes(region).decode("utf-8", "ignore"),
@@ -173,21 +200,28 @@ class Decoder:
             mask_seconds=mask_seconds,
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
+            complete_text=complete_text,
         )
+
+    def _pick(self, scores: torch.Tensor) -> int:
+        if self._generator is None:
+            return int(torch.argmax(scores))
+        probs = torch.softmax(scores / self._temperature, dim=-1)
+        return int(torch.multinomial(probs, 1, generator=self._generator))
 
     def _masked_step(self, logits: torch.Tensor, matcher: Any) -> tuple[int | None, int]:
         if matcher is None:
             scores = logits.masked_fill(self._special, -math.inf)
-            return int(torch.argmax(scores)), self._size - int(self._special.sum())
+            return self._pick(scores), self._size - int(self._special.sum())
         needs_mask = matcher.fill_next_token_bitmask(self._bitmask)
         if not needs_mask:
-            return int(torch.argmax(logits.masked_fill(self._special, -math.inf))), self._size
+            return self._pick(logits.masked_fill(self._special, -math.inf)), self._size
         allowed = self._allowed_from_bitmask()
         count = int(allowed.sum())
         if count == 0:
             return None, 0
         scores = logits.masked_fill(torch.from_numpy(~allowed), -math.inf)
-        return int(torch.argmax(scores)), count
+        return self._pick(scores), count
 
     def _heal_step(
         self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any
