@@ -115,7 +115,8 @@ class Executor:
             result = self.decoder.decode(DecodeSpec(
                 prompt_ids=ids, heal=heal, heal_outside=heal_outside,
                 replay=replay if first else layout, grammar=choice.compiled,
-                stop_at_newline=True, max_tokens=tokens_left, deadline=deadline, cancel=cancel,
+                stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
+                deadline=deadline, cancel=cancel,
                 temperature=temperature, seed=None if seed is None else seed + index,
             ))
             tokens_left -= result.steps

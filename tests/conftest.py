@@ -41,15 +41,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _torch_threads(request):
-    """Tiny random models run fastest on one thread (OpenMP spin-waits cost more than
-    they save on small matrices, badly so on a busy 2-core machine); the real model
-    gets every core."""
+def _torch_threads():
+    """One CPU thread, as the server uses by default: OpenMP spin-waits cost more
+    than they save on these models, badly so on a busy 2-core machine."""
     import torch
 
-    wanted = (os.cpu_count() or 1) if request.node.get_closest_marker("slow") else 1
-    if torch.get_num_threads() != wanted:
-        torch.set_num_threads(wanted)
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
     yield
 
 

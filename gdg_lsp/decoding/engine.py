@@ -48,6 +48,9 @@ class DecodeSpec:
     grammar: Any = None
     """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
     stop_at_newline: bool = True
+    region_may_start_blank: bool = True
+    """False when the region starts after the line's indentation: a blank there would
+    indent the line twice."""
     max_tokens: int = 64
     deadline: float | None = None
     cancel: threading.Event | None = None
@@ -143,10 +146,11 @@ class Decoder:
                 stop = STOP_TIMEOUT
                 break
             mask_began = time.perf_counter()
+            no_blank = not spec.region_may_start_blank and not region
             if pending:
-                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher)
+                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank)
             else:
-                token, allowed_count = self._masked_step(logits, matcher)
+                token, allowed_count = self._masked_step(logits, matcher, no_blank)
             mask_seconds += time.perf_counter() - mask_began
             if token is None:
                 stop = STOP_DEAD_END
@@ -209,14 +213,13 @@ class Decoder:
         probs = torch.softmax(scores / self._temperature, dim=-1)
         return int(torch.multinomial(probs, 1, generator=self._generator))
 
-    def _masked_step(self, logits: torch.Tensor, matcher: Any) -> tuple[int | None, int]:
-        if matcher is None:
-            scores = logits.masked_fill(self._special, -math.inf)
-            return self._pick(scores), self._size - int(self._special.sum())
-        needs_mask = matcher.fill_next_token_bitmask(self._bitmask)
-        if not needs_mask:
-            return self._pick(logits.masked_fill(self._special, -math.inf)), self._size
+    def _masked_step(self, logits: torch.Tensor, matcher: Any, no_blank: bool = False) -> tuple[int | None, int]:
+        if matcher is None or not matcher.fill_next_token_bitmask(self._bitmask):
+            blocked = self._special | torch.from_numpy(self.vocab.blank_start) if no_blank else self._special
+            return self._pick(logits.masked_fill(blocked, -math.inf)), self._size - int(blocked.sum())
         allowed = self._allowed_from_bitmask()
+        if no_blank:
+            allowed &= ~self.vocab.blank_start
         count = int(allowed.sum())
         if count == 0:
             return None, 0
@@ -224,7 +227,8 @@ class Decoder:
         return self._pick(scores), count
 
     def _heal_step(
-        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any
+        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any,
+        no_blank: bool = False,
     ) -> tuple[int | None, int]:
         """The best token consistent with the healed text (and with the grammar past it).
 
@@ -241,8 +245,10 @@ class Decoder:
         for position in order.tolist():
             token = candidates[position]
             piece = self.vocab.token_bytes[token]
+            region_piece = piece[max(0, outside - len(produced)) :] if len(produced) + len(piece) > outside else b""
+            if no_blank and region_piece[:1] in (b" ", b"\t"):
+                continue
             if matcher is not None and len(piece) > len(pending):
-                region_piece = piece[max(0, outside - len(produced)) :]
                 if region_piece:
                     if not matcher.accept_string(bytes(region_piece)):
                         continue

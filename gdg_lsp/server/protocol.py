@@ -36,6 +36,8 @@ class _Malformed:
 
 class GdgProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]):
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data and "params" not in data:
+            data = {**data, "params": None}  # JSON-RPC lets params be omitted
         try:
             return super().structure_message(data)
         except JsonRpcException as err:

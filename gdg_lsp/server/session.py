@@ -58,7 +58,7 @@ class Session:
         self.workspace.settings = settings
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
-        if not initial and (previous.model, previous.device) != (settings.model, settings.device):
+        if not initial and (previous.model, previous.device, previous.threads) != (settings.model, settings.device, settings.threads):
             self.start_model()
 
     def set_roots(self, params: types.InitializeParams) -> None:

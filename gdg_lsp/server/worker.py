@@ -52,7 +52,7 @@ class DecodeWorker:
         self._on_progress = on_progress
         self._latest: dict[str, Job] = {}
         self._lock = threading.Lock()
-        self._loaded_for: tuple[str, str] | None = None
+        self._loaded_for: tuple[str, str, int] | None = None
         self.service: Any = None
         self.state = WorkerState("idle")
         self.running = 0  # decodes in progress (at most one: the pool has one thread)
@@ -75,7 +75,7 @@ class DecodeWorker:
         from gdg_lsp.decoding import models
         from gdg_lsp.service import CompletionService
 
-        key = (settings.model, settings.device)
+        key = (settings.model, settings.device, settings.threads)
         if self._loaded_for == key and self.service is not None:
             self.service.workspace = workspace
             return
@@ -87,7 +87,7 @@ class DecodeWorker:
                 log.warning(warning)
             spec = models.resolve(settings.model)
             self._set_state(WorkerState("loading", f"loading {spec.name}", spec.name, device))
-            backend = models.load(spec, device, self._on_progress)
+            backend = models.load(spec, device, self._on_progress, settings.threads)
         except ModelUnavailableError as err:
             self.service = None
             self._loaded_for = None
