@@ -171,3 +171,37 @@ def test_ghost_text_is_shown_in_insert_mode_and_tab_accepts_it(tmp_path):
     assert suggestion["uri"].endswith("count.py") and suggestion["text"]
     assert suggestion["rung"] in ("pin", "ctx", "gamma", "base")
     assert result["statusline"].startswith("gdg ")
+
+
+def test_inline_client_against_a_fake_server(tmp_path):
+    """The 0.11 inline client: ghost text, next/prev/dismiss/request/accept keys, UTF-16 ranges, stale answers."""
+    result_path = tmp_path / "result.json"
+    proc = subprocess.run(
+        [_nvim(), "--headless", "--clean", "-c", f"luafile {DRIVER.with_name('nvim_inline_fake.lua')}"],
+        env=_env(tmp_path, GDG_PLUGIN=str(PLUGIN), GDG_RESULT=str(result_path)),
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert result_path.exists(), f"nvim exited {proc.returncode}: {proc.stderr}"
+    result = json.loads(result_path.read_text())
+    failed = [c for c in result["checks"] if not c["ok"]]
+    assert result.get("error") is None, result
+    assert failed == [], failed
+    assert len(result["checks"]) >= 15
+
+
+def test_help_file_has_its_tags(tmp_path):
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(PLUGIN / "doc" / "gdg_lsp.txt", doc / "gdg_lsp.txt")
+    code = f"""
+    local ok, err = pcall(vim.cmd, "helptags " .. {json.dumps(str(doc))})
+    vim.fn.writefile({{ ok and "ok" or tostring(err) }}, {json.dumps(str(tmp_path / "status.txt"))})
+    vim.cmd("qall!")
+    """
+    proc = _run_lua(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "status.txt").read_text().strip() == "ok"
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    for tag in ("gdg_lsp.txt", "gdg_lsp.setup()", "gdg_lsp-options", "gdg_lsp-inline", ":GdgExplain", ":GdgRestart",
+                ":GdgLog", "gdg_lsp-health", "hl-GdgGhostText"):
+        assert tag in tags, tag

@@ -9,6 +9,7 @@
 //   PYTHON       the Python with gdg-lsp's dependencies (default: python3)
 //   CHROMIUM     the browser (default: /usr/bin/chromium)
 //   E2E_TIMEOUT_MS  overall limit (default 900000)
+//   E2E_KEEP     keep the work folder of a passing run (a failing run's is always kept)
 
 import { spawn, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -191,6 +192,7 @@ async function main() {
   cs.stderr.pipe(csLog);
   let context;
   let page;
+  let passed = false;
   const cleanup = async () => {
     await context?.close().catch(() => {});
     try {
@@ -304,6 +306,7 @@ async function main() {
       JSON.stringify({ ok: true, ghost, statusBar: statusAfter, timingsMs: timings, workDir: dirs.work }, null, 2),
     );
     console.log("1 passed, 0 failed");
+    passed = true;
   } catch (err) {
     if (page) {
       await page.screenshot({ path: path.join(dirs.work, "failure.png") }).catch(() => {});
@@ -318,6 +321,9 @@ async function main() {
   } finally {
     clearTimeout(overall);
     await cleanup();
+    if (passed && !process.env.E2E_KEEP) {
+      fs.rmSync(dirs.work, { recursive: true, force: true }); // a failed run's folder stays, for its logs
+    }
   }
 }
 
