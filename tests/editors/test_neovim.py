@@ -120,6 +120,10 @@ def test_discovery_order_path_then_workspace_venv(tmp_path):
     res.keymaps = opts.inline.keymaps
     res.cmd = config.command(config.merge({{ log_file = false, args = {{ "--log-level", "DEBUG" }} }}), root)
     res.settings = require("gdg_lsp").lsp_config(opts, {{ "x" }}).settings
+    -- what goes over the wire: objects stay objects when empty
+    local empty = require("gdg_lsp").lsp_config(config.merge({{}}), {{ "x" }})
+    res.empty_json = {{ vim.json.encode(empty.init_options), vim.json.encode(empty.settings),
+      vim.json.encode(config.server_settings({{ settings = {{ sql = {{}}, p4 = {{ includePaths = {{}} }} }} }})) }}
     vim.fn.writefile({{ vim.json.encode(res) }}, {json.dumps(str(out))})
     vim.cmd("qall!")
     """
@@ -133,6 +137,7 @@ def test_discovery_order_path_then_workspace_venv(tmp_path):
     assert res["keymaps"]["accept"] == "<C-l>" and res["keymaps"]["dismiss"] == "<C-]>"
     assert res["cmd"] == [str(on_path / "gdg-lsp"), "--stdio", "--log-level", "DEBUG"]
     assert res["settings"] == {"gdg": {"maxLines": 3}}
+    assert [json.loads(text) for text in res["empty_json"]] == [{}, {"gdg": {}}, {"sql": {}, "p4": {"includePaths": []}}]
 
 
 @pytest.mark.slow
@@ -171,6 +176,8 @@ def test_ghost_text_is_shown_in_insert_mode_and_tab_accepts_it(tmp_path):
     assert suggestion["uri"].endswith("count.py") and suggestion["text"]
     assert suggestion["rung"] in ("pin", "ctx", "gamma", "base")
     assert result["statusline"].startswith("gdg ")
+    # the settings the plugin sent were all understood
+    assert "unknown setting" not in log and "invalid gdg." not in log and "must be an object" not in log, log
 
 
 def test_inline_client_against_a_fake_server(tmp_path):

@@ -51,10 +51,36 @@ function gdgSettings(scope?: vscode.Uri): Record<string, unknown> {
   return serverSettings(vscode.workspace.getConfiguration("gdg", scope));
 }
 
+/** The explain report as a read-only document (gdg-explain:), replaced by each new report. */
+class ExplainDocument implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  static readonly scheme = "gdg-explain";
+  readonly uri = vscode.Uri.from({ scheme: ExplainDocument.scheme, path: "/gdg-lsp explain.txt" });
+  private text = "";
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly registration = vscode.workspace.registerTextDocumentContentProvider(ExplainDocument.scheme, this);
+
+  provideTextDocumentContent(): string {
+    return this.text;
+  }
+
+  async show(text: string): Promise<void> {
+    this.text = text;
+    this.changed.fire(this.uri);
+    const doc = await vscode.workspace.openTextDocument(this.uri);
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true });
+  }
+
+  dispose(): void {
+    this.registration.dispose();
+    this.changed.dispose();
+  }
+}
+
 class GdgExtension implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly output = vscode.window.createOutputChannel("gdg-lsp", { log: true });
-  private readonly explainOutput = vscode.window.createOutputChannel("gdg-lsp: explain");
+  private readonly explainDocument = new ExplainDocument();
   private readonly statusItem = vscode.window.createStatusBarItem("gdg.status", vscode.StatusBarAlignment.Right, 100);
   private phase: ClientPhase = "starting";
   private model: ModelStatus | undefined;
@@ -211,10 +237,7 @@ class GdgExtension implements vscode.Disposable {
         }),
     );
     const where = `${vscode.workspace.asRelativePath(editor.document.uri)}:${position.line + 1}:${position.character + 1}`;
-    this.explainOutput.clear();
-    this.explainOutput.appendLine(`# gdg-lsp explain ${where}`);
-    this.explainOutput.appendLine(formatExplain(result));
-    this.explainOutput.show(true);
+    await this.explainDocument.show(`# gdg-lsp explain ${where}\n\n${formatExplain(result)}\n`);
   }
 
   async menu(): Promise<void> {
@@ -242,7 +265,7 @@ class GdgExtension implements vscode.Disposable {
     void this.stop();
     this.statusItem.dispose();
     this.output.dispose();
-    this.explainOutput.dispose();
+    this.explainDocument.dispose();
   }
 }
 

@@ -153,10 +153,23 @@ function M.log_path()
   return vim.fn.stdpath("log") .. "/gdg-lsp.log"
 end
 
+-- the settings that are objects, not lists, even when empty
+local OBJECT_KEYS = { "sql", "p4", "tilelang" }
+
 --- What the server receives as initializationOptions and as the `gdg`
---- configuration section.
+--- configuration section. An empty Lua table would be sent as a JSON list,
+--- which the server rejects: empty objects become vim.empty_dict().
 function M.server_settings(opts)
-  return vim.deepcopy(opts.settings or {})
+  local settings = vim.deepcopy(opts.settings or {})
+  for _, key in ipairs(OBJECT_KEYS) do
+    if type(settings[key]) == "table" and next(settings[key]) == nil then
+      settings[key] = vim.empty_dict()
+    end
+  end
+  if next(settings) == nil then
+    return vim.empty_dict()
+  end
+  return settings
 end
 
 return M

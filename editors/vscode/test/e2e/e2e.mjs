@@ -1,7 +1,8 @@
 // The VS Code real-editor test: code-server with the packaged extension,
 // driven through Debian's chromium by playwright-core. It opens a Python file,
 // types at a statement start, waits for gdg-lsp's ghost text, accepts it with
-// Tab, saves, and checks the file on disk changed exactly as the ghost said.
+// Tab, saves, and checks the file on disk changed exactly as the ghost said;
+// then runs the explain command and reads its report.
 //
 // Run it through run.sh (after setup.sh). Environment:
 //   GDG_SERVER   the gdg-lsp executable to use (default: a wrapper that runs
@@ -302,8 +303,46 @@ async function main() {
     if (saved !== expected) {
       throw new Error(`the saved file differs from the typed text + the ghost text:\n--- expected\n${expected}\n--- saved\n${saved}`);
     }
+
+    // the explain command: gdg/explain's answer
+    await page.keyboard.press("F1");
+    await page.waitForSelector(".quick-input-widget input", { state: "visible" });
+    await page.keyboard.type("gdg-lsp: Explain the Hole");
+    await page.waitForSelector(".quick-input-list .monaco-list-row[aria-label*='Explain the Hole']");
+    await page.keyboard.press("Enter");
+    // the report opens beside the file as a read-only document
+    const explained = await waitFor("the explain document", 120_000, async () => {
+      const texts = (await page.locator(".editor-instance .monaco-editor .view-lines").allInnerTexts()).map((t) =>
+        t.replace(/\u00a0/g, " "), // the editor renders spaces as no-break spaces
+      );
+      return texts.find((t) => t.includes(`# gdg-lsp explain count.py:${LINE}:`)) ?? null;
+    });
+    if (!explained.includes("count_python_files")) {
+      throw new Error(`the explain report does not show Γ:\n${explained}`);
+    }
+    mark("explained");
+
+    // the server understood every setting the extension sent (no client-only keys leaked)
+    const serverLogText = fs.readFileSync(serverLog, "utf8");
+    for (const complaint of ["unknown setting", "invalid gdg.", "must be an object"]) {
+      if (serverLogText.includes(complaint)) {
+        throw new Error(`gdg-lsp complained about the settings ("${complaint}"):\n${serverLogText}`);
+      }
+    }
+
     console.log(
-      JSON.stringify({ ok: true, ghost, statusBar: statusAfter, timingsMs: timings, workDir: dirs.work }, null, 2),
+      JSON.stringify(
+        {
+          ok: true,
+          ghost,
+          statusBar: statusAfter,
+          explainHead: explained.split("\n").slice(0, 6),
+          timingsMs: timings,
+          workDir: dirs.work,
+        },
+        null,
+        2,
+      ),
     );
     console.log("1 passed, 0 failed");
     passed = true;
