@@ -95,6 +95,20 @@ def test_checkhealth_finds_the_server_and_reports_missing_ones(tmp_path):
     assert missing == "nil"
     assert "/nonexistent/gdg-lsp" in why and "server_path" in why
 
+    # a missing server is an error in :checkhealth, with the fix
+    broken = tmp_path / "health-missing.txt"
+    proc = _run_lua(tmp_path, f"""
+    vim.opt.runtimepath:prepend(vim.env.GDG_PLUGIN)
+    vim.notify = function() end  -- setup() reports it too; keep the run quiet
+    require("gdg_lsp").setup({{ server_path = "/nonexistent/gdg-lsp" }})
+    vim.cmd("checkhealth gdg_lsp")
+    vim.cmd("write! " .. {json.dumps(str(broken))})
+    vim.cmd("qall!")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    report = broken.read_text()
+    assert "ERROR" in report and "/nonexistent/gdg-lsp" in report and "server_path" in report, report
+
 
 def test_discovery_order_path_then_workspace_venv(tmp_path):
     venv_bin = tmp_path / "proj" / ".venv" / "bin"

@@ -36,10 +36,9 @@ function M.check()
   end
 
   health.start("gdg_lsp: server")
-  local cmd, problem
   if opts.cmd then
-    cmd = opts.cmd
-    health.info("cmd set in setup(): " .. table.concat(cmd, " "))
+    local shown = type(opts.cmd) == "table" and table.concat(opts.cmd, " ") or "a function"
+    health.info("cmd set in setup(): " .. shown .. " (not checked)")
   else
     local path, how = config.discover(opts)
     if not path then
@@ -47,19 +46,16 @@ function M.check()
       return
     end
     health.ok(("gdg-lsp found via %s: %s"):format(how, path))
-    cmd = { path }
-  end
-  local ok, result = pcall(function()
-    return vim.system({ cmd[1], "--version" }, { text = true }):wait(20000)
-  end)
-  if ok and result and result.code == 0 then
-    health.ok(vim.trim(result.stdout ~= "" and result.stdout or result.stderr))
-  elseif opts.cmd then
-    health.info("could not run `" .. cmd[1] .. " --version` (a custom cmd may not support it)")
-  else
-    problem = ok and result and (result.stderr or "") or tostring(result)
-    health.error("`" .. cmd[1] .. " --version` failed: " .. vim.trim(problem or ""),
-      { "reinstall the server: pip install --force-reinstall gdg-lsp" })
+    local ok, result = pcall(function()
+      return vim.system({ path, "--version" }, { text = true }):wait(20000)
+    end)
+    if ok and result and result.code == 0 then
+      health.ok(vim.trim(result.stdout ~= "" and result.stdout or result.stderr))
+    else
+      local problem = ok and result and (result.stderr or "") or tostring(result)
+      health.error("`" .. path .. " --version` failed: " .. vim.trim(problem),
+        { "reinstall the server: pip install --force-reinstall gdg-lsp" })
+    end
   end
 
   health.start("gdg_lsp: clients")
