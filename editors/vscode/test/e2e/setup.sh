@@ -72,7 +72,7 @@ if [ ! -x "$CS/lib/vscode/node_modules/@vscode/ripgrep/bin/rg" ] || ! node "$CS/
       npm_config_user_agent="npm/$(npm -v) node/$(node -v) $(uname | tr '[:upper:]' '[:lower:]') x64" \
       sh ./postinstall.sh)
 fi
-say "code-server $(node "$CS/out/node/entry.js" --version | head -1)"
+say "code-server $(node "$CS/out/node/entry.js" --version | grep -m1 "^[0-9]")"
 
 # -- the extension -----------------------------------------------------------------
 say "building the .vsix"
