@@ -5,7 +5,11 @@ to the end of the line, and the analyzer says what the statement declared;
 those declarations enter Γ before the next statement's grammar is built (a
 buffer allocated on one line is usable on the next, and not before). A
 statement that opens a scope pushes a frame, popped when the indentation
-returns; nesting is capped at 32 frames.
+returns; nesting is capped at 32 frames. The hole's context (keywords allowed
+at this point, and the like) is saved with each frame and restored when the
+frame is popped, so what a block header set does not outlive the block. A
+statement may also name the fragment the next statement is decoded with (a
+line that opens a kernel switches to the kernel's fragment).
 
 A statement is kept only if it ended naturally; one cut by the budget is
 trimmed so that it does not end inside a name, and nothing follows it.
@@ -48,6 +52,7 @@ class StatementTrace:
     grammar: str | None = None
     dropped: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    fragment: str | None = None
 
 
 @dataclass
@@ -90,7 +95,8 @@ class Executor:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
         context: dict[str, Any] = dict(hole.context)
-        frames: list[int] = []  # indentation width of each header that pushed a frame
+        frames: list[tuple[int, dict[str, Any], fragments.Fragment]] = []
+        # (indentation width of the header that pushed a frame, context and fragment before it)
         indent = hole.indent
         allowed_indents: tuple[str, ...] = (hole.indent,)
         ids = list(prompt.ids)
@@ -107,6 +113,7 @@ class Executor:
             )
             trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
                                    grammar=choice.grammar.text if choice.grammar else None)
+            trace.fragment = fragment.name
             traces.append(trace)
             if constraint != "none" and choice.rung is None:
                 trace.dropped = "no rung of the fragment accepts the text typed so far"
@@ -129,8 +136,8 @@ class Executor:
                     trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
                     stop = "end-of-block"
                     break
-                while frames and len(line_indent) <= frames[-1]:
-                    frames.pop()
+                while frames and len(line_indent) <= frames[-1][0]:
+                    _, context, fragment = frames.pop()
                     gamma.pop()
                 indent = line_indent
             if not result.natural:
@@ -162,13 +169,15 @@ class Executor:
             if effects.opens_block:
                 try:
                     gamma.push(effects.opens_block, effects.block_bindings)
-                    frames.append(len(indent))
+                    frames.append((len(indent), context, fragment))
                 except NestingLimitError as err:
                     trace.dropped = str(err)
                     stop = "nesting-limit"
                     break
             if effects.context is not None:
                 context = dict(effects.context)
+            if effects.fragment is not None:
+                fragment = fragments.fragment(hole.language, effects.fragment)
             allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
             ids = ids + result.token_ids
             heal, heal_outside, layout = "", 0, result.trailing_layout
