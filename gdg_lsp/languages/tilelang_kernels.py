@@ -314,6 +314,8 @@ class KernelReader:
 
     def assignment(self, node: Any, kernel: Kernel, span: tuple[int, int], end: int) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if right is not None and right.type == "assignment":  # a = b = value
+            self.assignment(right, kernel, span, end)
         if right is not None and right.type == "call":
             self.note_accumulator(right, kernel)
         if left is None or left.type != "identifier":
@@ -349,6 +351,11 @@ class KernelReader:
                 return {"mem": mem, "shape": "()", "shape_key": "", "rank": 0, "dtype": text(dtype) or "?",
                         "alloc": name, "var": True}
             if name == "empty":
+                # T.empty(shape, dtype) or T.empty(*extents, dtype=...)
+                literal = bool(positional) and positional[0].type in ("tuple", "list")
+                if literal and len(positional) > 1 and "dtype" not in keywords:
+                    keywords = {**keywords, "dtype": positional[1]}
+                    positional = positional[:1]
                 shape_node = positional[0] if len(positional) == 1 else None
                 key, rank = shape_key(shape_node) if shape_node is not None else (",".join(text(p) for p in positional) or "?", len(positional) or "?")
                 return {"mem": mem, "shape": text(shape_node) if shape_node is not None else ", ".join(text(p) for p in positional),
@@ -386,17 +393,21 @@ class KernelReader:
 
 def frames_at(kernel: Kernel, pos: int) -> list[Frame]:
     """The kernel's frames at byte ``pos``: parameters, then one frame per open block."""
-    frames = [Frame(f"kernel {kernel.name}", kernel.params)]
+    frames: list[Frame] = []
     open_blocks = sorted((b for b in kernel.blocks if b[0] <= pos < b[1]), key=lambda b: (b[0], -b[1]))
     spans = [(kernel.body[0], kernel.node.end_byte + 1)] + [(b[0], b[1]) for b in open_blocks]
-    kinds = [None] + [b[2] for b in open_blocks]
-    for index, span in enumerate(spans):
-        frame = frames[0] if index == 0 else Frame(kinds[index] or "block")
+    kinds = [f"kernel {kernel.name}"] + [b[2] for b in open_blocks]
+    for span, kind in zip(spans, kinds):
+        frame = Frame(kind)
         for decl in kernel.decls:
             if decl.block == span and decl.pos <= pos:
                 frame.declare(decl.binding)
-        if index:
-            frames.append(frame)
+        if not frames:
+            # a parameter re-declared in the body (`A: T.Tensor(...)` under a plain
+            # parameter A, as lazily-jitted kernels do) is what the body says
+            for param in kernel.params:
+                frame.declare(param)
+        frames.append(frame)
     return frames
 
 
