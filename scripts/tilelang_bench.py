@@ -34,14 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", default="none,syntax,scope")
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--timeout-ms", type=int, default=120000)
     args = parser.parse_args(argv)
     cases = plugin.cut_holes(args.corpus, args.n, args.seed)
     backend = models.load(models.resolve("default"), "cpu")
     service = CompletionService(backend, WorkspaceContext())
     rows = []
-    for arm in args.arms.split(","):
-        settings, _ = from_json({"constraint": arm, "maxTokens": args.max_tokens, "timeoutMs": 60000, "maxLines": 1})
-        for case in cases:
+    arms = args.arms.split(",")
+    # holes outside, arms inside: an interrupted run still compares the arms on the same holes
+    for case in cases:
+        for arm in arms:
+            settings, _ = from_json({"constraint": arm, "maxTokens": args.max_tokens, "timeoutMs": args.timeout_ms,
+                                     "maxLines": 1})
             doc = Document(case.uri, "python", 0, case.text, parse)
             began = time.perf_counter()
             suggestion = service.complete(doc.snapshot(), case.cursor, settings)
@@ -54,18 +58,24 @@ def main(argv: list[str] | None = None) -> int:
                          "fragment": suggestion.hole.fragment if suggestion.hole else None})
             print(f"{arm:6} {case.case_id:70} ghosts={verdict.ghosts} exact={verdict.details['exact']} "
                   f"{seconds*1000:.0f}ms {suggestion.text!r}", file=sys.stderr, flush=True)
-    print(f"| arm | holes | ghost names | holes with a ghost | exact line | parses | median latency (ms) | p90 (ms) |")
+            if args.out:
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(json.dumps(rows, indent=1))
+    print_table(rows, arms)
+    return 0
+
+
+def print_table(rows: list[dict], arms: list[str]) -> None:
+    print("| arm | holes | ghost names | holes with a ghost | exact line | parses | median latency (ms) | p90 (ms) |")
     print("|---|---|---|---|---|---|---|---|")
-    for arm in args.arms.split(","):
+    for arm in arms:
         mine = [r for r in rows if r["arm"] == arm]
+        if not mine:
+            continue
         latencies = sorted(r["seconds"] * 1000 for r in mine)
         print(f"| {arm} | {len(mine)} | {sum(len(r['ghosts']) for r in mine)} | {sum(1 for r in mine if r['ghosts'])} | "
               f"{sum(r['exact'] for r in mine)} | {sum(r['parsed'] for r in mine)} | {statistics.median(latencies):.0f} | "
               f"{latencies[int(0.9 * (len(latencies) - 1))]:.0f} |")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(rows, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

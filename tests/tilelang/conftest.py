@@ -47,3 +47,43 @@ def hole_at_line(analyzer, text: str, line: int, uri: str = "file:///kernel.py")
     lines = text.split("\n")
     offset = sum(len(x) + 1 for x in lines[:line]) + len(lines[line])
     return analyzer.hole_at(snapshot(text, uri), offset, WorkspaceContext())
+
+
+GEMM_HEAD = '''import tilelang
+import tilelang.language as T
+
+
+def matmul(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        C: T.Tensor((M, N), dtype),
+    ):
+        '''
+GEMM_TAIL = '''
+
+    return main
+'''
+
+
+@pytest.fixture(scope="session")
+def tiny_tl_vocab():
+    """Printable ASCII one character a token, plus a few TileLang words (for random models)."""
+    import string
+
+    from gdg_lsp.decoding.vocab import ListVocabulary
+
+    words = ["T.", "T.copy", "T.gemm", "T.clear", "T.fill", "T.alloc_shared", "T.alloc_fragment", "T.Kernel",
+             "T.Pipelined", "T.Parallel", "A_shared", "B_shared", "C_local", "block_M", "block_N", "block_K",
+             " = ", ", ", "(", "):", "\n", "\n    ", "\n        ", "\n            ", "    ", "dtype", "accum_dtype",
+             "with ", " as ", "for ", " in "]
+    chars = [c for c in string.printable if c not in "\r\x0b\x0c"]
+    return ListVocabulary(list(dict.fromkeys(chars + words)))
+
+
+@pytest.fixture(scope="session")
+def real_tl_backend():
+    from gdg_lsp.decoding import models
+
+    return models.load(models.resolve("default"), "cpu")

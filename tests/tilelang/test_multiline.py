@@ -1,0 +1,124 @@
+"""Multi-statement suggestions at the start of a GEMM kernel body (only the tensor
+parameters exist): each statement's declarations enter Γ before the next one is
+decoded, blocks push and pop frames, and the result passes the independent checker."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
+from scripted import ScriptedBackend
+
+from gdg_lsp.bench import tilelang as plugin
+from gdg_lsp.bench.cases import HoleCase
+from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.service import CompletionService
+from gdg_lsp.settings import from_json
+
+SCRIPT = """with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+"""
+
+
+def _case(text: str, cursor: int) -> HoleCase:
+    return HoleCase("gemm-start", "tilelang", "file:///gemm.py", text, cursor, "",
+                    {"corpus": str(TILELANG.parent), "category": "multi"})
+
+
+def _complete(backend, script_lines: int, constraint: str = "scope"):
+    text = GEMM_HEAD + GEMM_TAIL
+    cursor = len(GEMM_HEAD)
+    settings, problems = from_json({"constraint": constraint, "maxLines": script_lines, "maxTokens": 1024,
+                                    "timeoutMs": 120000})
+    assert not problems
+    service = CompletionService(backend, WorkspaceContext())
+    suggestion = service.complete(snapshot(text), cursor, settings)
+    return suggestion, _case(text, cursor)
+
+
+def test_scripted_gemm_body_grows_gamma_statement_by_statement(tiny_tl_vocab):
+    suggestion, case = _complete(ScriptedBackend(tiny_tl_vocab, SCRIPT), 12)
+    assert suggestion.text.strip() == SCRIPT.strip(), suggestion.execution.statements[-1]
+    traces = suggestion.execution.statements
+    assert len(traces) >= 10
+    assert all(t.rung in ("ctx", "gamma", "pin") for t in traces)
+    declared = [name for t in traces for name in t.declared]
+    assert declared[:3] == ["A_shared", "B_shared", "C_local"]
+    # Γ grew by one buffer per allocation, each before the statement that uses it
+    sizes = [t.gamma_size for t in traces]
+    assert sizes[2] == sizes[1] + 1 and sizes[3] == sizes[2] + 1 and sizes[4] == sizes[3] + 1
+    first_use = {name: next(i for i, t in enumerate(traces) if re.search(rf"\b{name}\b", t.text) and name not in t.declared)
+                 for name in ("A_shared", "B_shared", "C_local")}
+    for name, use in first_use.items():
+        assert any(name in t.declared for t in traces[:use])
+    # the loop opened a frame (k) and the last line left it: k is gone there
+    written = [t for t in traces if t.text.strip()]
+    assert written[-1].text.strip().startswith("T.copy(C_local")
+    assert any(t.declared == [] and "k" not in t.declared for t in written[5:9])
+    verdict = plugin.check(case, suggestion.text)
+    assert verdict.parsed and verdict.ghosts == [], verdict
+
+
+def test_a_buffer_cannot_be_used_before_it_is_allocated(tiny_tl_vocab):
+    # the script copies into B_shared before allocating it: the grammar of that
+    # line has no B_shared, so the model cannot write it there
+    script = SCRIPT.replace(
+        "            B_shared = T.alloc_shared((block_K, block_N), dtype)\n", "").replace(
+        "            T.clear(C_local)\n",
+        "            T.clear(C_local)\n            T.copy(B[0, 0], B_shared)\n"
+        "            B_shared = T.alloc_shared((block_K, block_N), dtype)\n")
+    suggestion, case = _complete(ScriptedBackend(tiny_tl_vocab, script), 12)
+    lines = suggestion.text.split("\n")
+    copy_line = next((i for i, line in enumerate(lines) if line.strip().startswith("T.copy(B[0, 0]")), None)
+    alloc_line = next((i for i, line in enumerate(lines) if line.strip().startswith("B_shared =")), None)
+    assert copy_line is None or "B_shared" not in lines[copy_line]
+    if alloc_line is not None and copy_line is not None:
+        assert alloc_line > copy_line
+    assert plugin.check(case, suggestion.text).ghosts == []
+
+
+def test_unconstrained_scripted_model_does_write_the_ghost(tiny_tl_vocab):
+    # the same script without the grammar: the early use of B_shared is written (control)
+    script = SCRIPT.replace("            T.clear(C_local)\n", "            T.clear(C_local)\n            T.copy(B[0, 0], B_ghost)\n")
+    suggestion, case = _complete(ScriptedBackend(tiny_tl_vocab, script), 12, constraint="none")
+    assert "B_ghost" in plugin.check(case, suggestion.text).ghosts
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_model_multiline_has_no_ghost(tiny_tl_vocab, seed):
+    from gdg_lsp.decoding.models import random_backend
+
+    suggestion, case = _complete(random_backend(tiny_tl_vocab, seed=seed), 4)
+    verdict = plugin.check(case, suggestion.text)
+    assert verdict.ghosts == [], (suggestion.text, verdict)
+    gamma = suggestion.hole.gamma
+    for trace in suggestion.execution.statements:
+        if trace.rung is not None:
+            assert trace.rung != "base"
+    # every statement only names what Γ had before it, plus what earlier statements declared
+    known = set(gamma.visible()) | {b.attrs.get("member") for b in gamma.global_layer if b.sort == "ApiMember"}
+    for trace in suggestion.execution.statements:
+        for name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)(?!\s*=[^=])", re.sub(r"(['\"]).*?\1", "", trace.text)):
+            assert name in known or name in {"for", "in", "with", "as", "if", "else", "not", "and", "or", "is",
+                                              "lambda", "None", "True", "False", "pass", "return", "yield",
+                                              "while", "del", "elif", "assert", "break", "continue", "from",
+                                              "import", "raise", "try", "except", "finally", "global",
+                                              "nonlocal", "async", "await", "def", "class"} or trace.dropped, name
+        known |= set(trace.declared)
+
+
+@pytest.mark.slow
+def test_real_model_multiline_at_gemm_start(real_tl_backend):
+    suggestion, case = _complete(real_tl_backend, 8)
+    verdict = plugin.check(case, suggestion.text)
+    assert verdict.ghosts == [], (suggestion.text, verdict)
+    assert all(t.rung != "base" for t in suggestion.execution.statements if t.rung)
