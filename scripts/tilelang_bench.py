@@ -35,8 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--timeout-ms", type=int, default=120000)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args(argv)
     cases = plugin.cut_holes(args.corpus, args.n, args.seed)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     backend = models.load(models.resolve("default"), "cpu")
     service = CompletionService(backend, WorkspaceContext())
     rows = []

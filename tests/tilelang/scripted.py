@@ -42,3 +42,29 @@ class ScriptedBackend:
     def step(self, token_id: int):
         self.text += self.vocab.token_bytes[token_id].decode("utf-8", "ignore")
         return self._logits()
+
+
+class NoisyBackend:
+    """A random-weight model whose logits get fresh Gaussian noise at every step
+    (seeded): greedy decoding of a tiny random model alone tends to repeat one
+    token (often a blank) forever, so the noise makes it walk the grammar."""
+
+    def __init__(self, inner, seed: int, scale: float = 3.0) -> None:
+        self.inner = inner
+        self.vocab = inner.vocab
+        self.name = f"noisy-{inner.name}"
+        self.generator = torch.Generator().manual_seed(seed)
+        self.scale = scale
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def _noisy(self, logits):
+        noise = torch.randn(logits.shape[-1], generator=self.generator) * self.scale
+        return logits.float().reshape(-1)[: noise.shape[0]] + noise
+
+    def prefill(self, ids):
+        return self._noisy(self.inner.prefill(ids))
+
+    def step(self, token_id: int):
+        return self._noisy(self.inner.step(token_id))
