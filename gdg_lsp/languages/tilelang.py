@@ -255,9 +255,13 @@ class TileLangAnalyzer(PythonAnalyzer):
         return missing
 
     def trim_partial(self, text: str, gamma: Gamma) -> str:
-        """Python's trimming, and a ``T.<member>`` cut before its end goes too."""
+        """Python's trimming; a ``T.<member>`` cut before its end goes too, and so does
+        a dotted name cut right after its dot (``tn.``)."""
         m = re.search(r"([A-Za-z_]\w*)\.([A-Za-z_]\w*)?\Z", text)
-        if m and m.group(1) in tile_modules(gamma) and gamma.global_layer.get(m.group(0)) is None:
+        if m and m.group(1) in tile_modules(gamma):
+            return text if gamma.global_layer.get(m.group(0)) is not None else text[: m.start()].rstrip(" \t")
+        m = re.search(r"[A-Za-z_][\w.]*\.\Z", text)
+        if m:
             return text[: m.start()].rstrip(" \t")
         return super().trim_partial(text, gamma)
 

@@ -154,3 +154,13 @@ def test_diagnostics(tl_analyzer):
     assert ("tilelang-role", "C") in codes  # a shared buffer as the gemm accumulator
     assert ("undefined-name", "undefined_buf") in codes
     assert not any(f.code == "tilelang-role" and f.data["parameter"] in ("A", "B") for f in findings)
+
+
+def test_trim_partial_never_ends_inside_a_member(tl_analyzer):
+    from gdg_lsp.gamma import Binding, Gamma
+
+    gamma = Gamma([Binding("T.copy", "ApiMember", {"member": "copy"})],
+                  [__import__("gdg_lsp.gamma", fromlist=["Frame"]).Frame("k", [Binding("T", "TileLangModule"), Binding("tn", "LoopVar")])])
+    assert tl_analyzer.trim_partial("x = T.co", gamma) == "x ="
+    assert tl_analyzer.trim_partial("x = tn.", gamma) == "x ="
+    assert tl_analyzer.trim_partial("T.copy", gamma) == "T.copy"
