@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Frame, Gamma
-from gdg_lsp.languages import python_scopes as scopes
 from gdg_lsp.languages import tilelang_kernels as kernels
 from gdg_lsp.languages.base import Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.python import HEADER_WORD, PythonAnalyzer, _Analysis, _byte, parse
@@ -98,6 +97,10 @@ class TileLangAnalyzer(PythonAnalyzer):
         ):
             return Binding(binding.name, "TileLangModule", attrs, binding.origin)
         return binding
+
+    def gamma_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Gamma:
+        self._local.surface = self.surface(workspace)[0]
+        return super().gamma_at(snapshot, offset, workspace)
 
     # -- the hole -----------------------------------------------------------------------
 
@@ -265,12 +268,6 @@ class TileLangAnalyzer(PythonAnalyzer):
             return text[: m.start()].rstrip(" \t")
         return super().trim_partial(text, gamma)
 
-    def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
-        return ""
-
-    def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
-        return super().next_indents(statement, hole, current_indent)
-
     # -- diagnostics ------------------------------------------------------------------
 
     def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
@@ -284,12 +281,3 @@ class TileLangAnalyzer(PythonAnalyzer):
         if problem:
             findings.append(Finding(0, 0, problem, "tilelang-version", "information"))
         return findings
-
-
-def is_tilelang_document(language_id: str, text: str | None) -> bool:
-    return (language_id or "").lower() == "tilelang" or (
-        (language_id or "").lower() == "python" and imports_tilelang(text)
-    )
-
-
-__all__ = ["TileLangAnalyzer", "imports_tilelang", "is_tilelang_document", "scopes"]

@@ -105,9 +105,9 @@ def _role_findings(kernel: kernels.Kernel, fn: Any, source: bytes, surface: Surf
             continue
         positional, keywords = kernels._args(node)
         params = surface.operations[op]["params"]
-        for index, (param, role) in enumerate(
-            (p, r) for p, r in surface.operations[op]["roles"].items() if r.get("buffer") and r.get("mem")
-        ):
+        for param, role in surface.operations[op]["roles"].items():
+            if not (role.get("buffer") and role.get("mem")):
+                continue
             position = params.index(param)
             arg = keywords.get(param, positional[position] if position < len(positional) else None)
             if arg is not None and arg.type == "subscript":

@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import hole_at_line
 
-from gdg_lsp import fragments, languages
+from gdg_lsp import fragments
 from gdg_lsp.bench import tilelang as plugin
 from gdg_lsp.decoding.grammars import full_match
 from refs import references
