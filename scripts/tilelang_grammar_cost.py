@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from transformers import AutoTokenizer
 
-    from conftest import hole_at_line
+    from tl_helpers import hole_at_line
 
     spec = models.resolve("default")
     tokenizer = AutoTokenizer.from_pretrained(str(models.converted_dir(spec)), local_files_only=True)

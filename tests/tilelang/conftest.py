@@ -1,16 +1,15 @@
-"""Fixtures for the TileLang tests: the corpus, documents, holes and compiled grammars."""
+"""Fixtures for the TileLang tests: the corpus, the analyzer, compiled grammars, vocabularies."""
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
-CORPUS = Path(os.environ.get("GDG_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus"))
-if not (CORPUS / "tilelang").is_dir():
-    CORPUS = Path("/work/shared/corpus")
-TILELANG = CORPUS / "tilelang"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tl_helpers, tl_scripted, tl_refs
+
+from tl_helpers import CORPUS, TILELANG  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -31,40 +30,6 @@ def tl_bytes():
     from gdg_lsp.explain import byte_grammars
 
     return byte_grammars()
-
-
-def snapshot(text: str, uri: str = "file:///kernel.py"):
-    from gdg_lsp.documents import Document
-    from gdg_lsp.languages.python import parse
-
-    return Document(uri, "python", 0, text, parse).snapshot()
-
-
-def hole_at_line(analyzer, text: str, line: int, uri: str = "file:///kernel.py"):
-    """The hole at the end of (0-based) ``line``."""
-    from gdg_lsp.languages.base import WorkspaceContext
-
-    lines = text.split("\n")
-    offset = sum(len(x) + 1 for x in lines[:line]) + len(lines[line])
-    return analyzer.hole_at(snapshot(text, uri), offset, WorkspaceContext())
-
-
-GEMM_HEAD = '''import tilelang
-import tilelang.language as T
-
-
-def matmul(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
-    @T.prim_func
-    def main(
-        A: T.Tensor((M, K), dtype),
-        B: T.Tensor((K, N), dtype),
-        C: T.Tensor((M, N), dtype),
-    ):
-        '''
-GEMM_TAIL = '''
-
-    return main
-'''
 
 
 @pytest.fixture(scope="session")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
-from refs import free_names
+from tl_helpers import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
+from tl_refs import free_names
 
 from gdg_lsp.decoding.engine import NATURAL_STOPS
-from scripted import NoisyBackend, ScriptedBackend
+from tl_scripted import NoisyBackend, ScriptedBackend
 
 from gdg_lsp.bench import tilelang as plugin
 from gdg_lsp.bench.cases import HoleCase

@@ -7,11 +7,11 @@ from __future__ import annotations
 import keyword
 import re
 
-from conftest import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
-from refs import free_names
+from tl_helpers import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
+from tl_refs import free_names
 
 from gdg_lsp.decoding.engine import NATURAL_STOPS
-from scripted import NoisyBackend
+from tl_scripted import NoisyBackend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

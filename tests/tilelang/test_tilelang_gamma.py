@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import GEMM_HEAD, GEMM_TAIL, hole_at_line, snapshot
+from tl_helpers import GEMM_HEAD, GEMM_TAIL, hole_at_line, snapshot
 
 from gdg_lsp import languages
 from gdg_lsp.languages.base import WorkspaceContext

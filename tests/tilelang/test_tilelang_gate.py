@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import hole_at_line
+from tl_helpers import hole_at_line
 
 from gdg_lsp import fragments
 from gdg_lsp.bench import tilelang as plugin
 from gdg_lsp.decoding.grammars import full_match
-from refs import references
+from tl_refs import references
 
 PER_CATEGORY = 3
 
@@ -84,7 +84,7 @@ def test_fragments_accept_corpus_positives_and_reject_swapped_references(gate_ca
 
 
 def test_tvmscript_spelling_missing_from_the_surface_is_impossible(tl_analyzer, tl_bytes):
-    from conftest import GEMM_HEAD, GEMM_TAIL
+    from tl_helpers import GEMM_HEAD, GEMM_TAIL
 
     text = GEMM_HEAD + "with T.Kernel(1, threads=128) as bx:\n            \n" + GEMM_TAIL
     line = text.split("\n").index("            ")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import GEMM_HEAD, GEMM_TAIL, snapshot
+from tl_helpers import GEMM_HEAD, GEMM_TAIL, snapshot
 
 from gdg_lsp.explain import explain_hole
 from gdg_lsp.languages.base import WorkspaceContext
