@@ -5,11 +5,9 @@ to the end of the line, and the analyzer says what the statement declared;
 those declarations enter Γ before the next statement's grammar is built (a
 buffer allocated on one line is usable on the next, and not before). A
 statement that opens a scope pushes a frame, popped when the indentation
-returns; nesting is capped at 32 frames. The hole's context (keywords allowed
-at this point, and the like) is saved with each frame and restored when the
-frame is popped, so what a block header set does not outlive the block. A
-statement may also name the fragment the next statement is decoded with (a
-line that opens a kernel switches to the kernel's fragment).
+returns; nesting is capped at 32 frames. A statement may also name the
+fragment the next statement is decoded with (TileLang: a line decoded with a
+per-operation fragment is followed by whole-line ones).
 
 A statement is kept only if it ended naturally; one cut by the budget is
 trimmed so that it does not end inside a name, and nothing follows it.
@@ -95,8 +93,7 @@ class Executor:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
         context: dict[str, Any] = dict(hole.context)
-        frames: list[tuple[int, dict[str, Any], fragments.Fragment]] = []
-        # (indentation width of the header that pushed a frame, context and fragment before it)
+        frames: list[int] = []  # indentation width of each header that pushed a frame
         indent = hole.indent
         allowed_indents: tuple[str, ...] = (hole.indent,)
         ids = list(prompt.ids)
@@ -136,8 +133,8 @@ class Executor:
                     trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
                     stop = "end-of-block"
                     break
-                while frames and len(line_indent) <= frames[-1][0]:
-                    _, context, fragment = frames.pop()
+                while frames and len(line_indent) <= frames[-1]:
+                    frames.pop()
                     gamma.pop()
                 indent = line_indent
             if not result.natural:
@@ -169,7 +166,7 @@ class Executor:
             if effects.opens_block:
                 try:
                     gamma.push(effects.opens_block, effects.block_bindings)
-                    frames.append((len(indent), context, fragment))
+                    frames.append(len(indent))
                 except NestingLimitError as err:
                     trace.dropped = str(err)
                     stop = "nesting-limit"

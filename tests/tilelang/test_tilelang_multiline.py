@@ -130,3 +130,17 @@ def test_real_model_multiline_at_gemm_start(real_tl_backend):
     verdict = plugin.check(case, suggestion.text)
     assert verdict.ghosts == [], (suggestion.text, verdict)
     assert assert_statements_only_name_gamma(suggestion) >= 1
+
+
+def test_a_per_operation_hole_continues_with_whole_line_statements(tiny_tl_vocab):
+    body = ("with T.Kernel(1, threads=128) as bx:\n"
+            "            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)\n"
+            "            T.clear(")
+    text = GEMM_HEAD + body + "\n" + GEMM_TAIL
+    script = "T.clear(C_local)\n            T.copy(C_local, C[0, 0])\n"
+    settings, _ = from_json({"constraint": "scope", "maxLines": 2, "maxTokens": 200, "timeoutMs": 60000})
+    service = CompletionService(ScriptedBackend(tiny_tl_vocab, script), WorkspaceContext())
+    suggestion = service.complete(snapshot(text), len(GEMM_HEAD + body), settings)
+    traces = suggestion.execution.statements
+    assert [t.fragment for t in traces[:2]] == ["clear", "statement"]
+    assert suggestion.text.split("\n")[1].strip() == "T.copy(C_local, C[0, 0])"
