@@ -5,7 +5,9 @@ to the end of the line, and the analyzer says what the statement declared;
 those declarations enter Γ before the next statement's grammar is built (a
 buffer allocated on one line is usable on the next, and not before). A
 statement that opens a scope pushes a frame, popped when the indentation
-returns; nesting is capped at 32 frames.
+returns; nesting is capped at 32 frames. A statement may also name the
+fragment the next statement is decoded with (TileLang: a line decoded with a
+per-operation fragment is followed by whole-line ones).
 
 A statement is kept only if it ended naturally; one cut by the budget is
 trimmed so that it does not end inside a name, and nothing follows it.
@@ -48,6 +50,7 @@ class StatementTrace:
     grammar: str | None = None
     dropped: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    fragment: str | None = None
 
 
 @dataclass
@@ -107,6 +110,7 @@ class Executor:
             )
             trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
                                    grammar=choice.grammar.text if choice.grammar else None)
+            trace.fragment = fragment.name
             traces.append(trace)
             if constraint != "none" and choice.rung is None:
                 trace.dropped = "no rung of the fragment accepts the text typed so far"
@@ -170,6 +174,8 @@ class Executor:
                     break
             if effects.context is not None:
                 context = dict(effects.context)
+            if effects.fragment is not None:
+                fragment = fragments.fragment(hole.language, effects.fragment)
             allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
             ids = ids + result.token_ids
             heal, heal_outside, layout = "", 0, result.trailing_layout

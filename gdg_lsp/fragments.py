@@ -16,6 +16,11 @@ A slot marked ``optional = true`` may answer with nothing: the derivations that
 need it disappear (``return`` outside a function). Any other empty answer
 raises ``GammaEmptyError`` and π climbs one rung.
 
+A manifest may list slot specs once for all its fragments (``[slots.<name>]``);
+a fragment's own ``[fragments.<f>.slots.<name>]`` replaces the shared spec. A
+fragment may name a ``start`` rule: several fragments then share one template
+file, each made of the rules reachable from its start (and only their slots).
+
 Rungs, tightest first: ``pin`` ⊑ ``ctx`` ⊑ ``gamma`` ⊑ ``base``. A slot without
 a spec for a rung uses the next looser rung's spec.
 """
@@ -173,11 +178,18 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
     if not manifest_file.is_file():
         raise GrammarError(f"no grammars for language {language!r} (missing {manifest_file})")
     manifest = tomllib.loads(manifest_file.read_text(encoding="utf-8"))
+    shared_slots = manifest.get("slots", {})
     fragments: dict[str, Fragment] = {}
     for name, entry in manifest.get("fragments", {}).items():
         origin = f"grammars/{language}/{entry['file']}"
         rules = ebnf.parse(folder.joinpath(entry["file"]).read_text(encoding="utf-8"), origin)
+        if start := entry.get("start"):
+            # several fragments share one template, each from its own start rule
+            if start not in rules:
+                raise GrammarError(f"{origin}: start rule {start!r} of fragment {name!r} is not defined")
+            rules = {"root": ebnf.Ref(start), **{k: v for k, v in rules.items() if k != "root"}}
         ebnf.check(rules, origin)
+        rules = {k: v for k, v in rules.items() if k in ebnf.reachable(rules)}
         rungs = tuple(entry.get("rungs", ("gamma", "base")))
         unknown = set(rungs) - set(RUNGS)
         if unknown:
@@ -189,7 +201,7 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
                 {k: v for k, v in spec.items() if k in (*RUNGS, "all")},
                 bool(spec.get("optional", False)),
             )
-            for slot, spec in entry.get("slots", {}).items()
+            for slot, spec in {**shared_slots, **entry.get("slots", {})}.items()
         }
         used = {s for expr in rules.values() for s in ebnf.slots(expr)}
         if missing := used - set(slot_specs):
@@ -271,6 +283,9 @@ def choose(
         try:
             grammar = instantiate(fragment, rung, gamma, context)
         except GammaEmptyError as err:
+            choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
+            continue
+        except GrammarError as err:  # optional slots emptied every derivation
             choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
             continue
         try:

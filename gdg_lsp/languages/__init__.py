@@ -20,8 +20,15 @@ def _python() -> Analyzer:
     return PythonAnalyzer()
 
 
+def _tilelang() -> Analyzer:
+    from gdg_lsp.languages.tilelang import TileLangAnalyzer
+
+    return TileLangAnalyzer()
+
+
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
+    "tilelang": _tilelang,
 }
 _EXTENSIONS = {".py": "python", ".pyi": "python"}
 _INSTANCES: dict[str, Analyzer] = {}
@@ -50,4 +57,10 @@ def resolve_language(language_id: str, text: str | None = None) -> str:
     key = (language_id or "").lower()
     if key not in _FACTORIES:
         raise UnknownLanguageError(language_id)
+    if key == "python" and text is not None:
+        # a Python file that imports tilelang is completed as TileLang (a cheap regex, no parse)
+        from gdg_lsp.languages.tilelang import imports_tilelang
+
+        if imports_tilelang(text):
+            return "tilelang"
     return key
