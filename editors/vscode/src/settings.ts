@@ -16,6 +16,7 @@ export const SERVER_KEYS = [
   "timeoutMs",
   "maxLines",
   "contextTokens",
+  "threads",
   "diagnostics",
   "inline",
   "sql.connections",
