@@ -20,10 +20,17 @@ def _python() -> Analyzer:
     return PythonAnalyzer()
 
 
+def _p4() -> Analyzer:
+    from gdg_lsp.languages.p4 import P4Analyzer
+
+    return P4Analyzer()
+
+
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
+    "p4": _p4,
 }
-_EXTENSIONS = {".py": "python", ".pyi": "python"}
+_EXTENSIONS = {".py": "python", ".pyi": "python", ".p4": "p4"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 
