@@ -77,6 +77,14 @@ class _Lines:
         return line, offset - starts[line]
 
 
+def _describe(block: p4_blocks.OpenBlock) -> str:
+    if block.kind in ("control", "parser", "action", "table", "state", "function"):
+        m = re.search(r"(?:control|parser|action|table|state)\s+([A-Za-z_]\w*)|([A-Za-z_]\w*)\s*(?:<[^>]*>)?\s*\(", block.header)
+        if m:
+            return f"{block.kind} {m.group(1) or m.group(2)}"
+    return block.kind
+
+
 class P4Analyzer(Analyzer):
     name = "p4"
     grammar_dir = "p4"
@@ -181,8 +189,7 @@ class P4Analyzer(Analyzer):
         analysis = self.analysis(repaired, snapshot.uri, workspace)
         gamma = self.gamma_for(analysis, region_start)
         context = self._context(fragment_name, blocks, analysis, gamma, region_start, code)
-        path = tuple(f"{b.kind}" + (f" {b.header.split()[1]}" if b.kind in ("control", "parser", "action", "table", "state")
-                                     and len(b.header.split()) > 1 else "") for b in blocks.stack)
+        path = tuple(_describe(b) for b in blocks.stack)
         return Hole(
             language=self.name, fragment=fragment_name, sort=sort, region_start=region_start,
             cursor=offset, replace_end=replace_end, typed=typed, indent=indent, gamma=gamma,

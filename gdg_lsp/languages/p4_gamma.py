@@ -71,6 +71,8 @@ def sym_bindings(sym: Sym, lines=None, writable_params: bool = True) -> list[Bin
             attrs["type"] = sym.type
         if sym.params:
             attrs.update(arity_attrs(sym.arities()))
+        if sym.ctor_params:
+            attrs["ctor"] = True
         out.append(Binding(sym.name, "Type", attrs, origin))
         for member in sym.members:
             morigin = _origin(member, lines)
@@ -183,7 +185,7 @@ def derive_paths(roots: Iterable[Binding], ctx: PathContext, tables: Iterable[st
             if member.method:
                 if member.mutates and not writable:
                     continue
-                attrs = {"root": root, "returns": member.returns or "void", **arity_attrs(member.arities)}
+                attrs = {"root": root, "returns": member.type or "void", **arity_attrs(member.arities)}
                 if not add(Binding(name, "Method", attrs)):
                     return
                 continue
@@ -220,7 +222,8 @@ def build_gamma(
         for binding in sym_bindings(sym, lines):
             global_frame.declare(binding)
     for define in macros:
-        global_frame.declare(macro_binding(define))
+        if define.value or define.params is not None:  # an empty macro is an include guard, not a value
+            global_frame.declare(macro_binding(define))
     chain = list(reversed(list(file_scope.innermost(offset).chain())))
     frames: list[Frame] = []
     in_parser = any(s.kind in ("parser", "state") for s in chain)
@@ -246,6 +249,11 @@ def build_gamma(
     ctx.in_parser = in_parser
     roots = gamma.bindings(["Parameter", "Variable", "Instance", "Constant"])
     tables = gamma.names("Table")
-    applicable = [b for b in gamma.bindings("Type", kind=["control", "parser"]) if not b.attrs.get("ctor")]
-    paths = Frame("paths", derive_paths(roots, ctx, tables, applicable if chain[-1].kind != "file" else ()))
+    # direct application (`C.apply(...)`): a control in a control, a parser in a parser, never itself
+    enclosing = chain[1] if len(chain) > 1 else None
+    applicable = [
+        b for b in gamma.bindings("Type", kind=enclosing.kind if enclosing and enclosing.kind in ("control", "parser") else ())
+        if not b.attrs.get("ctor") and b.name != enclosing.name
+    ] if enclosing is not None else []
+    paths = Frame("paths", derive_paths(roots, ctx, tables, applicable))
     return Gamma(global_frame, [*frames, paths])
