@@ -93,6 +93,7 @@ class P4Analyzer(Analyzer):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._last_types: frozenset[str] = frozenset()
+        self._memory: OrderedDict[str, dict] = OrderedDict()  # per document: last good parse per declaration
         self._types_for_effects: OrderedDict[str, tuple[TypeTable, dict[str, str], bool]] = OrderedDict()
 
     # -- parsing on every keystroke: warms the per-declaration cache ------------------
@@ -110,7 +111,12 @@ class P4Analyzer(Analyzer):
     # -- analysis -------------------------------------------------------------------------
 
     def analysis(self, text: str, uri: str, workspace: WorkspaceContext) -> Analysis:
-        result = analyse(text, uri, IncludePaths.from_workspace(workspace))
+        with self._lock:
+            memory = self._memory.setdefault(uri, {})
+            self._memory.move_to_end(uri)
+            while len(self._memory) > 32:
+                self._memory.popitem(last=False)
+        result = analyse(text, uri, IncludePaths.from_workspace(workspace), memory)
         self._last_types = result.types
         return result
 

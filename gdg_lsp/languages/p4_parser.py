@@ -384,6 +384,8 @@ def parse_item(text: str, item: Item, rule: str, types: frozenset[str], report: 
     for node in _path_to(shell, body):
         node.meta.end_pos = max(getattr(node.meta, "end_pos", end), end) if close_at is not None else end
         node.meta.empty = False
+        # a body never closed runs to the end of the text: the end itself is still inside
+        node.meta.unclosed = close_at is None
     shell.meta.recovered = True
     report.recovered += 1
     return shell
@@ -398,6 +400,8 @@ class TopItem:
     tree: Tree | None
     recovered: bool
     dropped: list[tuple[int, int, str]]
+    stale: bool = False
+    """The tree is the last good parse of this declaration, not of its current text."""
 
 
 @dataclass
@@ -423,8 +427,26 @@ def _relevant_types(chunk: str, types: frozenset[str]) -> frozenset[str]:
     return frozenset(w for w in set(_WORDS.findall(chunk)) if w in types)
 
 
-def parse_program(code: str, types: Iterable[str] = ()) -> Program:
-    """Every top-level item of ``code``, parsed or recovered (cached per item text)."""
+_REGION = re.compile(
+    r"\s*(?:@\w+(?:\s*\((?:[^()]|\([^()]*\))*\))?\s*)*"
+    r"(control|parser|header|header_union|struct|enum|extern|action|package|typedef|type)\s+"
+    r"(?:(?:bit|int)\s*<[^>]*>\s*)?(?:void\s+|[A-Za-z_]\w*\s+(?=[A-Za-z_]\w*\s*\())?([A-Za-z_]\w*)"
+)
+
+
+def region_key(chunk: str) -> str | None:
+    """A stable name for a top-level declaration while it is edited (``control MyIngress``)."""
+    m = _REGION.match(chunk)
+    return f"{m.group(1)} {m.group(2)}" if m else None
+
+
+def parse_program(code: str, types: Iterable[str] = (), memory: dict[str, Tree] | None = None) -> Program:
+    """Every top-level item of ``code``, parsed or recovered (cached per item text).
+
+    With ``memory`` (one dict per document, kept by the caller), a declaration
+    that parses cleanly is remembered under its ``region_key``; when a later
+    version of it does not parse at all (its header is being edited), the last
+    good parse stands in for it."""
     all_types = frozenset(types) | frozenset(scan_type_names(code))
     items = []
     for item in split_items(code, 0, len(code), top_level=True):
@@ -446,6 +468,12 @@ def parse_program(code: str, types: Iterable[str] = ()) -> Program:
                 while len(_cache) > _CACHE_LIMIT:
                     _cache.popitem(last=False)
         tree, recovered, dropped = hit
+        stale = False
+        if memory is not None and (region := region_key(chunk)) is not None:
+            if tree is not None and not recovered and not dropped:
+                memory[region] = tree
+            elif tree is None and region in memory:
+                tree, recovered, stale = memory[region], True, True
         items.append(TopItem(item.start, item.end, tree, recovered,
-                             [(s + item.start, e + item.start, m) for s, e, m in dropped]))
+                             [(s + item.start, e + item.start, m) for s, e, m in dropped], stale))
     return Program(items)

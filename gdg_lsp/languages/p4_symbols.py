@@ -150,6 +150,7 @@ class _Binder:
         self.uri = uri
         self.program = program
         self.offset = 0
+        self.item_end = len(code)
         self.refs: list[Ref] = []
         self.file_scope = Scope("file", None, 0, len(code) + 1)
         self.top: list[Sym] = []
@@ -161,7 +162,9 @@ class _Binder:
         meta = node.meta
         if getattr(meta, "empty", True):
             return self.offset, self.offset
-        return meta.start_pos + self.offset, meta.end_pos + self.offset
+        # an unclosed body (a program cut inside it) still contains the offset where the text ends
+        end = meta.end_pos + self.offset + getattr(meta, "unclosed", False)
+        return min(meta.start_pos + self.offset, self.item_end), min(end, self.item_end + 1)
 
     def text(self, node: Any) -> str:
         start, end = self.pos(node)
@@ -193,6 +196,7 @@ class _Binder:
             if item.tree is None:
                 continue
             self.offset = item.start
+            self.item_end = item.end
             tree = item.tree
             if tree.data == "start":
                 for child in tree.children:

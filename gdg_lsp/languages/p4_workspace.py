@@ -246,8 +246,11 @@ def _type_params(syms: Iterable[Sym]) -> set[str]:
     return names
 
 
-def analyse(text: str, uri: str, paths: IncludePaths) -> Analysis:
-    """The document's analysis with its includes (cached by text, uri and include paths)."""
+def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None) -> Analysis:
+    """The document's analysis with its includes (cached by text, uri and include paths).
+
+    ``memory`` is the document's last good parse of each top-level declaration
+    (see ``parse_program``)."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     key = (digest, uri, paths)
     with _cache_lock:
@@ -268,7 +271,7 @@ def analyse(text: str, uri: str, paths: IncludePaths) -> Analysis:
     for _, found in includes:
         if found is not None:
             known |= found.all_types()
-    program = parse_program(pre.code, known)
+    program = parse_program(pre.code, known, memory)
     unit = bind(program, pre.code, uri)
     result = Analysis(uri, text, pre, program, unit, includes, frozenset(known | scan_type_names(pre.code)))
     with _cache_lock:
