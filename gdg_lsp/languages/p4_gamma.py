@@ -60,7 +60,7 @@ def _origin(sym: Sym, lines: Callable[[str | None, int], tuple[int, int]] | None
     return Origin(sym.uri, line, col)
 
 
-def sym_bindings(sym: Sym, lines=None, writable_params: bool = True) -> list[Binding]:
+def sym_bindings(sym: Sym, lines=None) -> list[Binding]:
     """The bindings one declaration contributes (a header contributes its fields too)."""
     origin = _origin(sym, lines)
     kind = sym.kind
@@ -107,7 +107,7 @@ def sym_bindings(sym: Sym, lines=None, writable_params: bool = True) -> list[Bin
     elif kind == "instance":
         out.append(Binding(sym.name, "Instance", {"type": sym.type or ""}, origin))
     elif kind == "param":
-        writable = sym.direction in ("out", "inout") and writable_params
+        writable = sym.direction in ("out", "inout")
         out.append(Binding(sym.name, "Parameter", {"type": sym.type or "", "direction": sym.direction or "",
                                                    "writable": writable}, origin))
     elif kind == "value_set":
@@ -115,6 +115,23 @@ def sym_bindings(sym: Sym, lines=None, writable_params: bool = True) -> list[Bin
     elif kind == "state":
         out.append(Binding(sym.name, "ParserState", {}, origin))
     return out
+
+
+def declare_all(frame: Frame, bindings: Iterable[Binding]) -> None:
+    """Declare into ``frame``; overloads of a callable (same name and sort) merge
+    their arities (``mark_to_drop()`` and ``mark_to_drop(standard_metadata)``)."""
+    pending: dict[str, Binding] = {}
+    order: list[str] = []
+    for binding in bindings:
+        old = pending.get(binding.name)
+        if old is None:
+            pending[binding.name] = binding
+            order.append(binding.name)
+        elif old.sort == binding.sort and binding.sort in ("Action", "ExternFunction", "Function", "ExternMethod", "Method"):
+            arities = {k: v for k, v in binding.attrs.items() if k.startswith("arity_")}
+            pending[binding.name] = Binding(old.name, old.sort, {**old.attrs, **arities}, old.origin)
+    for name in order:
+        frame.declare(pending[name])
 
 
 def macro_binding(define: Define) -> Binding:
@@ -218,9 +235,7 @@ def build_gamma(
 ) -> Gamma:
     """Γ at ``offset``: includes in the global layer, one frame per enclosing scope, then paths."""
     global_frame = Frame("includes")
-    for sym in global_syms:
-        for binding in sym_bindings(sym, lines):
-            global_frame.declare(binding)
+    declare_all(global_frame, [b for sym in global_syms for b in sym_bindings(sym, lines)])
     for define in macros:
         if define.value or define.params is not None:  # an empty macro is an include guard, not a value
             global_frame.declare(macro_binding(define))
@@ -229,13 +244,7 @@ def build_gamma(
     in_parser = any(s.kind in ("parser", "state") for s in chain)
     for scope in chain:
         frame = Frame(scope.describe())
-        for sym in scope.syms:
-            if visible(sym, scope, offset):
-                action_param = scope.kind == "action"
-                for binding in sym_bindings(sym, lines, writable_params=True):
-                    if action_param and sym.kind == "param" and not sym.direction:
-                        binding = Binding(binding.name, binding.sort, {**binding.attrs, "writable": False}, binding.origin)
-                    frame.declare(binding)
+        declare_all(frame, [b for sym in scope.syms if visible(sym, scope, offset) for b in sym_bindings(sym, lines)])
         if scope.kind == "parser":
             for state in BUILTIN_STATES:
                 frame.declare(Binding(state, "ParserState", {"builtin": True}))
