@@ -60,7 +60,7 @@ class IncludePaths:
 
     configured: tuple[Path, ...] = ()
     roots: tuple[Path, ...] = ()
-    system: tuple[Path, ...] = tuple(Path(p) for p in P4C_INCLUDE_DIRS)
+    system: tuple[Path, ...] = ()
 
     @classmethod
     def from_workspace(cls, workspace) -> IncludePaths:
@@ -71,7 +71,7 @@ class IncludePaths:
         for root in getattr(workspace, "roots", ()) or ():
             root = Path(root)
             roots += [root, root / "include", root / "p4include"]
-        return cls(configured, tuple(roots))
+        return cls(configured, tuple(roots), tuple(Path(p) for p in P4C_INCLUDE_DIRS))
 
     def resolve(self, include: Include, including: Path | None) -> Path | None:
         target = include.target
@@ -183,8 +183,13 @@ def analyse_include(
     macros: Mapping[str, Define],
     paths: IncludePaths,
     stack: tuple[Path, ...] = (),
+    known_types: frozenset[str] = frozenset(),
 ) -> IncludedFile | None:
-    """The included file's declarations (cached), the library facts, or None."""
+    """The included file's declarations (cached), the library facts, or None.
+
+    ``known_types`` are the type names declared before the ``#include`` (by
+    earlier includes): an include guard may empty a nested include (v1model.p4's
+    ``#include "core.p4"`` after the program's own), yet its types are known."""
     name = Path(include.target).name
     path = paths.resolve(include, including)
     if path is None:
@@ -200,7 +205,9 @@ def analyse_include(
         if found is not None:
             found.problems.append(f"cannot read {path}: {err}")
         return found
-    key = (str(resolved), stat.st_mtime_ns, stat.st_size, _relevant(text, macros), paths)
+    words = set(_WORD.findall(text))
+    inherited = frozenset(known_types & words)
+    key = (str(resolved), stat.st_mtime_ns, stat.st_size, _relevant(text, macros), paths, inherited)
     with _cache_lock:
         hit = _included.get(key)
         if hit is not None:
@@ -209,14 +216,15 @@ def analyse_include(
     nested: list[IncludedFile] = []
 
     def on_include(inner: Include, current: Mapping[str, Define]) -> Mapping[str, Define] | None:
-        found = analyse_include(inner, resolved, current, paths, (*stack, resolved))
+        so_far = inherited.union(*(n.all_types() for n in nested))
+        found = analyse_include(inner, resolved, current, paths, (*stack, resolved), frozenset(so_far))
         if found is None:
             return None
         nested.append(found)
         return _exports(found)
 
     pre = preprocess(text, macros, on_include, resolved.as_uri())
-    known = set().union(*(n.all_types() for n in nested)) if nested else set()
+    known = set(inherited).union(*(n.all_types() for n in nested))
     program = parse_program(pre.code, known)
     unit = bind(program, pre.code, resolved.as_uri())
     exported = {d.name: d for d in pre.own_defines}
@@ -262,7 +270,8 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
     includes: list[tuple[Include, IncludedFile | None]] = []
 
     def on_include(include: Include, macros: Mapping[str, Define]) -> Mapping[str, Define] | None:
-        found = analyse_include(include, including, macros, paths, (including.resolve(),) if including else ())
+        so_far = frozenset().union(*(f.all_types() for _, f in includes if f is not None))
+        found = analyse_include(include, including, macros, paths, (including.resolve(),) if including else (), so_far)
         includes.append((include, found))
         return _exports(found) if found is not None else None
 
