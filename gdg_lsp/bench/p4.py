@@ -122,16 +122,17 @@ def _p4_folder(corpus: Path) -> Path:
 def _statement_lines(text: str) -> list[tuple[int, int, str, str]]:
     """(line start, cursor, indentation, statement) of one-line statements in bodies."""
     # (choosing where to cut uses the server's block reader; judging a suggestion does not)
-    from gdg_lsp.languages.p4_blocks import STATEMENT_BLOCKS, block_context
+    from gdg_lsp.languages.p4_blocks import STATEMENT_BLOCKS, BlockScanner
     from gdg_lsp.languages.p4_preprocess import preprocess
 
     code = preprocess(text).code
+    scanner = BlockScanner(code)
     out = []
     pos = 0
     for line in text.splitlines(keepends=True):
         m = _STATEMENT_LINE.match(line.rstrip("\n"))
         if m and code[pos : pos + len(line)].strip() == line.strip():
-            blocks = block_context(code, pos + len(m.group(1)))
+            blocks = scanner.context(pos + len(m.group(1)))
             inner = blocks.innermost
             stmt = m.group(2)
             if (inner is not None and inner.kind in STATEMENT_BLOCKS and stmt.count("(") == stmt.count(")")

@@ -363,9 +363,7 @@ class P4Analyzer(Analyzer):
         except ParseFailure:
             tree = None
         if tree is not None and tree.data in ("var_decl", "const_decl"):
-            from gdg_lsp.languages.p4_symbols import _child  # the binder's tree helpers
-
-            name_node = _child(tree, "name")
+            name_node = next((c for c in tree.children if getattr(c, "data", None) == "name"), None)
             type_node = next((c for c in tree.children if hasattr(c, "data") and c.data not in ("name",)), None)
             if name_node is not None and type_node is not None:
                 name = str(name_node.children[0])

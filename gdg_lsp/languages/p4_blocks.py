@@ -87,41 +87,55 @@ def classify(header: str, parent: str | None) -> str:
     return "block"
 
 
+class BlockScanner:
+    """Reads braces left to right; ``context(offset)`` may be asked for increasing offsets."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.stack: list[OpenBlock] = []
+        self.segment = 0
+        self.last_closed: OpenBlock | None = None
+        self.i = 0
+
+    def context(self, offset: int) -> BlockContext:
+        code, stack = self.code, self.stack
+        n = min(offset, len(code))
+        i = self.i
+        while i < n:
+            ch = code[i]
+            if ch == '"':
+                j = i + 1
+                while j < n and code[j] not in '"\n':
+                    j += 2 if code[j] == "\\" else 1
+                i = j + 1
+                self.last_closed = None
+                continue
+            if ch == "\n" and stack and i + 1 < len(code) and code[i + 1] not in " \t\r\n}":
+                if _TOP_KEYWORD_LINE.match(code, i + 1, min(len(code), i + 400)):
+                    stack.clear()
+                    self.segment = i + 1
+                    self.last_closed = None
+            elif ch == "{":
+                parent = stack[-1].kind if stack else None
+                header = code[self.segment:i]
+                stack.append(OpenBlock(classify(header, parent), header.strip(), i))
+                self.segment = i + 1
+                self.last_closed = None
+            elif ch == "}":
+                self.last_closed = stack.pop() if stack else None
+                self.segment = i + 1
+            elif ch == ";":
+                self.segment = i + 1
+                self.last_closed = None
+            elif not ch.isspace():
+                self.last_closed = None
+            i += 1
+        self.i = max(i, self.i)
+        return BlockContext(tuple(stack), self.segment, self.last_closed)
+
+
 def block_context(code: str, offset: int) -> BlockContext:
-    stack: list[OpenBlock] = []
-    segment = 0
-    last_closed: OpenBlock | None = None
-    i = 0
-    n = min(offset, len(code))
-    while i < n:
-        ch = code[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and code[j] not in '"\n':
-                j += 2 if code[j] == "\\" else 1
-            i = j + 1
-            last_closed = None
-            continue
-        if ch == "\n" and stack and i + 1 < n and code[i + 1] not in " \t\r\n}":
-            if _TOP_KEYWORD_LINE.match(code, i + 1, min(len(code), i + 400)):
-                stack.clear()
-                segment = i + 1
-                last_closed = None
-        elif ch == "{":
-            parent = stack[-1].kind if stack else None
-            stack.append(OpenBlock(classify(code[segment:i], parent), code[segment:i].strip(), i))
-            segment = i + 1
-            last_closed = None
-        elif ch == "}":
-            last_closed = stack.pop() if stack else None
-            segment = i + 1
-        elif ch == ";":
-            segment = i + 1
-            last_closed = None
-        elif not ch.isspace():
-            last_closed = None
-        i += 1
-    return BlockContext(tuple(stack), segment, last_closed)
+    return BlockScanner(code).context(offset)
 
 
 def paren_depth(code: str, start: int, end: int) -> int:

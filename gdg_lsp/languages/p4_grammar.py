@@ -61,7 +61,10 @@ type_params: ("<" | GENERIC_LT) name ("," name)* ">"
 
 // ---- parameters ------------------------------------------------------------------
 params: (param ("," param)*)?
-param: direction? type_ref name ("=" expression)?
+param: direction? (type_ref | unknown_type) name ("=" expression)?
+// a name not known as a type where only a type can stand: kept, so that it is
+// reported as an undeclared type instead of failing the whole declaration
+unknown_type: IDENTIFIER
 !direction: "inout" | "in" | "out"
 
 // ---- type declarations -----------------------------------------------------------------
@@ -70,7 +73,7 @@ header_decl: "header" name type_params? "{" field_body "}"
 header_union_decl: "header_union" name type_params? "{" field_body "}"
 struct_decl: "struct" name type_params? "{" field_body "}"
 field_body: struct_field*
-struct_field: type_ref name ";"
+struct_field: (type_ref | unknown_type) name ";"
 enum_decl: "enum" name "{" enum_body "}"
     | "enum" (base_type | named_type) name "{" enum_body "}" -> ser_enum_decl
 enum_body: (enum_member ("," enum_member)* ","?)?

@@ -141,7 +141,7 @@ def _children(node: Tree, data: str) -> list[Tree]:
 
 
 _TYPE_NODES = {"named_type", "specialized_type", "stack_type", "tuple_type", "bool_type", "error_type",
-               "string_type", "int_type", "bit_type", "varbit_type", "void_type", "dont_care"}
+               "string_type", "int_type", "bit_type", "varbit_type", "void_type", "dont_care", "unknown_type"}
 
 
 class _Binder:
@@ -620,7 +620,7 @@ class _Binder:
     def type_refs(self, node: Any, scope: Scope) -> None:
         if isinstance(node, Token):
             return
-        if node.data == "type_name":
+        if node.data in ("type_name", "unknown_type"):
             name, s, e = self.name(node)
             self.refs.append(Ref("type", ((name, s, e),), scope))
             return

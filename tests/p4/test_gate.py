@@ -18,7 +18,7 @@ from gdg_lsp.languages.p4 import KEYWORDS
 from gdg_lsp.languages.p4_blocks import block_context
 from gdg_lsp.languages.p4_preprocess import preprocess
 
-PER_FRAGMENT = {"statement": 40, "select_case": 10, "key_entry": 10, "action_ref": 10, "table_property": 10}
+PER_FRAGMENT = {"statement": 30, "select_case": 10, "key_entry": 10, "action_ref": 10, "table_property": 10}
 KIND_TO_FRAGMENT = {"action": "statement", "apply": "statement", "block": "statement", "state": "statement",
                     "function": "statement", "case": "statement", "select": "select_case", "key": "key_entry",
                     "actions": "action_ref", "table": "table_property"}

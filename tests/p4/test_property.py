@@ -84,7 +84,7 @@ def _suggest(p4, tiny_vocab, text, where, seed, rung):
     return hole.gamma, result.text if result.natural else (result.complete_text or "")
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(program=programs(), seed=st.integers(0, 10_000), rung=st.sampled_from(["ctx", "gamma"]))
 def test_suggestions_reference_only_gamma(program, seed, rung, p4, tiny_vocab):
