@@ -20,17 +20,16 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.gamma import Binding, Gamma, Origin
+from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages import p4_blocks
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.p4_check import check
 from gdg_lsp.languages.p4_gamma import PathContext, build_gamma, derive_paths, integer_value, sym_bindings
-from gdg_lsp.languages.p4_parser import parse_program, parse_text, ParseFailure, scan_type_names
+from gdg_lsp.languages.p4_parser import ParseFailure, parse_program, parse_text
 from gdg_lsp.languages.p4_preprocess import blank, comment_spans, preprocess
 from gdg_lsp.languages.p4_symbols import Sym
 from gdg_lsp.languages.p4_types import TypeTable
@@ -125,17 +124,14 @@ class P4Analyzer(Analyzer):
         syms += analysis.unit.top if offset is None else analysis.unit.top_before(offset)
         return TypeTable(syms)
 
-    def _integers(self, analysis: Analysis, offset: int) -> dict[str, str]:
-        values = {d.name: d.value for d in analysis.macros_before(offset) if d.params is None}
-        return values
-
     def gamma_for(self, analysis: Analysis, offset: int) -> Gamma:
         macros = analysis.macros_before(offset)
         macro_values = {d.name: d.value for d in macros if d.params is None}
-        constants: dict[str, str] = {}
+        # constant values, for header stack sizes such as `h_t[NUM]`
+        constants = {s.name: s.info["value"] for s in analysis.unit.top_before(offset) if "value" in s.info}
         types = self.type_table(analysis, offset)
         ctx = PathContext(types, False, lambda text: integer_value(text, macro_values, constants))
-        return build_gamma(analysis.included_syms(offset) , macros, analysis.unit.scope, offset, ctx,
+        return build_gamma(analysis.included_syms(offset), macros, analysis.unit.scope, offset, ctx,
                            _Lines(analysis.uri, analysis.text))
 
     def gamma_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Gamma:

@@ -28,7 +28,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
@@ -219,7 +218,7 @@ def _skip_string(text: str, i: int, end: int) -> int:
     return min(j + 1, end)
 
 
-def split_items(text: str, start: int, end: int, top_level: bool = False, table_body: bool = False) -> list[Item]:
+def split_items(text: str, start: int, end: int, top_level: bool = False) -> list[Item]:
     """Items of the region: each ends at a depth-0 ``;`` or at the ``}`` closing a
     depth-0 body (unless ``else`` follows). A ``{`` after ``=`` opens an expression
     (``x = {a, b};``), except for a table's ``key``/``actions``/``entries``. At the top
@@ -231,13 +230,10 @@ def split_items(text: str, start: int, end: int, top_level: bool = False, table_
     depth = 0
     bodies: list[tuple[int, int | None]] = []
     expression_braces: list[bool] = []  # per open brace: does it belong to an expression?
-    last_sig = ""  # last significant character outside strings
 
     def finish(at: int) -> None:
         nonlocal item_start, bodies, depth, expression_braces
-        if item_start is not None:
-            if depth > 0 and bodies and bodies[-1][1] is None:
-                pass  # an unclosed body stays unclosed
+        if item_start is not None:  # (an unclosed body stays unclosed)
             items.append(Item(item_start, at, tuple(bodies)))
         item_start, bodies, depth, expression_braces = None, [], 0, []
 
@@ -253,15 +249,12 @@ def split_items(text: str, start: int, end: int, top_level: bool = False, table_
             item_start = i
         if ch == '"':
             i = _skip_string(text, i, end)
-            last_sig = '"'
             continue
         if ch == "{":
             is_expression = False
             if depth == 0 or expression_braces and expression_braces[-1]:
                 before = text[item_start:i].rstrip()
-                if before.endswith(("=", ",", "(", "return")) and not (
-                    (table_body or True) and _TABLE_LIST_PROPERTY.search(text, item_start, i)
-                ):
+                if before.endswith(("=", ",", "(", "return")) and not _TABLE_LIST_PROPERTY.search(text, item_start, i):
                     is_expression = True
                 if expression_braces and expression_braces[-1]:
                     is_expression = True
@@ -293,9 +286,6 @@ def split_items(text: str, start: int, end: int, top_level: bool = False, table_
             finish(i + 1)
             i += 1
             continue
-        elif ch in "([":
-            pass
-        last_sig = ch
         i += 1
     finish(end)
     return items
@@ -374,7 +364,7 @@ def parse_item(text: str, item: Item, rule: str, types: frozenset[str], report: 
     inner_end = close_at if close_at is not None else item.end
     member_rule = BODY_RULES[body.data]
     children: list[Tree] = []
-    for member in split_items(text, open_at + 1, inner_end, table_body=body.data == "table_body"):
+    for member in split_items(text, open_at + 1, inner_end):
         parsed = parse_item(text, member, member_rule, types, report, depth + 1)
         if parsed is not None:
             children.append(parsed)

@@ -442,10 +442,15 @@ class _Binder:
         if type_node is not None:
             self.type_refs(type_node, scope)
         name, s, _ = self.name(_child(node, "name"))
+        value = None
         for child in node.children:
             if isinstance(child, Tree) and child.data not in _TYPE_NODES and child.data != "name":
                 self.expression(child, scope)
-        self.declare(scope, Sym(name, "constant", s, end, type=self.type_text(type_node) if type_node is not None else None), top)
+                value = self.text(child)
+        sym = Sym(name, "constant", s, end, type=self.type_text(type_node) if type_node is not None else None)
+        if value is not None:
+            sym.info["value"] = value
+        self.declare(scope, sym, top)
 
     def d_var_decl(self, node, scope, top, start, end):
         type_node = self.type_node(node)

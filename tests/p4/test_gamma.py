@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import re
 import shutil
-from pathlib import Path
 
 from p4_helpers import BASIC, INCLUDE, corpus_programs, hole_after, hole_in_new_line, workspace
 
@@ -147,3 +146,11 @@ def test_gamma_survives_programs_cut_at_statements(p4):
             assert expected <= got, (path.name, line + 1, sorted(expected - got)[:10])
             cuts += 1
     assert cuts >= 150
+
+
+def test_stack_sizes_from_constants(p4):
+    text = ("header h_t { bit<8> f; }\nconst bit<32> N = 2;\nstruct s_t { h_t[N] st; }\n"
+            "control C(inout s_t s) {\n    apply {\n    }\n}\n")
+    analysis = p4.analysis(text, "file:///work/test/stack.p4", workspace([]))
+    paths = set(p4.gamma_for(analysis, text.index("apply {") + 8).names("Path"))
+    assert {"s.st[0].f", "s.st[1].f", "s.st.last.f"} <= paths and "s.st[2]" not in paths

@@ -92,7 +92,7 @@ def test_shift_right_generic_calls_and_comparisons():
 
 def test_split_items_follows_else_expressions_and_table_lists():
     text = "if (a) { x = 1; } else { x = 2; } y = {1, 2}; key = { f: exact; } t.apply();"
-    items = [text[i.start:i.end] for i in split_items(text, 0, len(text), table_body=False)]
+    items = [text[i.start:i.end] for i in split_items(text, 0, len(text))]
     assert items == ["if (a) { x = 1; } else { x = 2; }", "y = {1, 2};", "key = { f: exact; }", "t.apply();"]
 
 
