@@ -235,6 +235,8 @@ class P4Analyzer(Analyzer):
             context["callable_sorts"] = ["ExternFunction", "Function", "Method"] + ([] if in_parser else ["Action"])
             context["kw_transition"] = ["transition"] if in_parser else []
             context["kw_return"] = ["return"] if not in_parser and any(k in ("action", "function", "apply") for k in kinds) else []
+            # a value is returned from functions only (actions and controls return nothing)
+            context["kw_return_value"] = ["return"] if "function" in kinds else []
             context["kw_exit"] = ["exit"] if not in_parser and in_control and "function" not in kinds else []
             closed = blocks.last_closed
             header = " ".join(closed.header.split()) if closed else ""

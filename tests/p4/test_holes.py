@@ -121,3 +121,14 @@ def test_hover_names_the_binding(p4):
     at = text.index("hdr.ipv4.ttl - 1") + len("hdr.ipv4.t")
     found = p4.binding_at(snapshot(p4, text), at, workspace())
     assert found is not None and found[0].name == "hdr.ipv4.ttl" and found[0].attrs["type"] == "bit<8>"
+
+
+def test_return_a_value_only_from_functions(p4, byte_cache):
+    text = BASIC.replace("control MyIngress(", "bit<8> twice(in bit<8> v) {\n    return v + v;\n}\n\ncontrol MyIngress(")
+    frag = fragments.fragment("p4", "statement")
+    in_function = hole_in_new_line(p4, text, "    return v + v;\n", "    ")
+    in_action = hole_in_new_line(p4, text, "        mark_to_drop(standard_metadata);\n")
+    g_function = byte_cache.get(fragments.instantiate(frag, "ctx", in_function.gamma, in_function.context).text)
+    g_action = byte_cache.get(fragments.instantiate(frag, "ctx", in_action.gamma, in_action.context).text)
+    assert full_match(g_function, "return v;\n") and full_match(g_action, "return;\n")
+    assert not full_match(g_action, "return 1;\n")
