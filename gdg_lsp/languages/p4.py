@@ -30,7 +30,7 @@ from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEff
 from gdg_lsp.languages.p4_check import check
 from gdg_lsp.languages.p4_gamma import PathContext, build_gamma, derive_paths, integer_value, sym_bindings
 from gdg_lsp.languages.p4_parser import ParseFailure, parse_program, parse_text
-from gdg_lsp.languages.p4_preprocess import blank, comment_spans, preprocess
+from gdg_lsp.languages.p4_preprocess import preprocess
 from gdg_lsp.languages.p4_symbols import Sym
 from gdg_lsp.languages.p4_types import TypeTable
 from gdg_lsp.languages.p4_workspace import Analysis, IncludePaths, analyse, uri_path
@@ -74,6 +74,27 @@ class _Lines:
         starts = self.text_starts if uri == self.uri or uri is None else self._file_starts(uri)
         line = max(0, bisect.bisect_right(starts, offset) - 1)
         return line, offset - starts[line]
+
+
+def _in_comment(text: str, line_start: int, offset: int) -> bool:
+    """Is ``offset`` inside a comment? (a block comment opened and not closed before it,
+    or a ``//`` earlier on its line outside a string)"""
+    opened = text.rfind("/*", 0, offset)
+    if opened >= 0 and text.rfind("*/", opened + 2, offset) < 0 and not (offset == opened + 1):
+        if text.rfind("//", text.rfind("\n", 0, opened) + 1, opened) < 0:
+            return True
+    quote = False
+    i = line_start
+    while i < offset - 1:
+        ch = text[i]
+        if ch == '"':
+            quote = not quote
+        elif ch == "\\" and quote:
+            i += 1
+        elif ch == "/" and text[i + 1] == "/" and not quote:
+            return True
+        i += 1
+    return False
 
 
 def _describe(block: p4_blocks.OpenBlock) -> str:
@@ -124,7 +145,21 @@ class P4Analyzer(Analyzer):
         syms += analysis.unit.top if offset is None else analysis.unit.top_before(offset)
         return TypeTable(syms)
 
+    @staticmethod
+    def _blocks(analysis: Analysis, offset: int) -> p4_blocks.BlockContext:
+        key = ("blocks", offset)
+        if key not in analysis.memo:
+            analysis.memo[key] = p4_blocks.block_context(analysis.pre.code, offset)
+        return analysis.memo[key]
+
     def gamma_for(self, analysis: Analysis, offset: int) -> Gamma:
+        """Γ at ``offset`` (computed once per analysis and offset; callers overlay it)."""
+        key = ("gamma", offset)
+        if key not in analysis.memo:
+            analysis.memo[key] = self._gamma(analysis, offset)
+        return analysis.memo[key]
+
+    def _gamma(self, analysis: Analysis, offset: int) -> Gamma:
         macros = analysis.macros_before(offset)
         macro_values = {d.name: d.value for d in macros if d.params is None}
         # constant values, for header stack sizes such as `h_t[NUM]`
@@ -148,9 +183,8 @@ class P4Analyzer(Analyzer):
         line_start = text.rfind("\n", 0, offset) + 1
         line_end = text.find("\n", offset)
         line_end = len(text) if line_end < 0 else line_end
-        for start, end, line_comment in comment_spans(text):
-            if start < offset < end or (line_comment and start < offset <= end):
-                return NoHole("inside a comment")
+        if _in_comment(text, line_start, offset):
+            return NoHole("inside a comment")
         line = text[line_start:line_end]
         if line.lstrip().startswith("#"):
             return NoHole("inside a preprocessor directive")
@@ -171,8 +205,13 @@ class P4Analyzer(Analyzer):
             region_start = first + 1
             while region_start < offset and text[region_start] in " \t":
                 region_start += 1
-        code = preprocess(text).code
-        blocks = p4_blocks.block_context(code, region_start)
+        # The region's text is left out of the analysed text (Γ is taken where the region
+        # starts, so no offset before it moves): every keystroke in one region gives the
+        # same text, so the analysis, the blocks and Γ are computed once per region.
+        cut_end = replace_end if replace_end > offset else offset
+        analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace)
+        blocks = self._blocks(analysis, region_start)
+        code = analysis.pre.code  # the document's code up to region_start
         segment = blocks.segment_start
         while segment < region_start and code[segment].isspace():
             segment += 1
@@ -181,14 +220,14 @@ class P4Analyzer(Analyzer):
             prev_start = text.rfind("\n", 0, segment) + 1
             prev = text[prev_start:]
             indent = prev[: len(prev) - len(prev.lstrip(" \t"))]
+            analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace)
+            blocks = self._blocks(analysis, region_start)
+            code = analysis.pre.code
         typed = self.replay_text(text[region_start:offset])
         chosen = self._fragment_for(blocks)
         if isinstance(chosen, NoHole):
             return chosen
         fragment_name, sort = chosen
-        blank_end = replace_end if replace_end > offset else offset
-        repaired = text[:region_start] + blank(text[region_start:blank_end]) + text[blank_end:]
-        analysis = self.analysis(repaired, snapshot.uri, workspace)
         gamma = self.gamma_for(analysis, region_start)
         context = self._context(fragment_name, blocks, analysis, gamma, region_start, code)
         path = tuple(_describe(b) for b in blocks.stack)

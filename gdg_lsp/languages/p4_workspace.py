@@ -129,6 +129,9 @@ class Analysis:
     unit: Unit
     includes: list[tuple[Include, IncludedFile | None]]
     types: frozenset[str]
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    """Answers computed from this analysis (Γ, blocks at an offset): keystrokes in one
+    region share the analysis, and with it these."""
 
     def included_syms(self, before: int | None = None) -> list[Sym]:
         out: list[Sym] = []
