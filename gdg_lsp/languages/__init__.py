@@ -26,11 +26,18 @@ def _tilelang() -> Analyzer:
     return TileLangAnalyzer()
 
 
+def _p4() -> Analyzer:
+    from gdg_lsp.languages.p4 import P4Analyzer
+
+    return P4Analyzer()
+
+
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
     "tilelang": _tilelang,
+    "p4": _p4,
 }
-_EXTENSIONS = {".py": "python", ".pyi": "python"}
+_EXTENSIONS = {".py": "python", ".pyi": "python", ".p4": "p4"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 
