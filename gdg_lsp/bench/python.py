@@ -73,17 +73,18 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     return cases
 
 
-def _pyflakes_undefined(source: str, line: int) -> list[str]:
+def pyflakes_undefined(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every undefined name pyflakes reports in ``source``."""
     from pyflakes import api, reporter
 
     out = io.StringIO()
     api.check(source, "hole.py", reporter.Reporter(out, out))
-    names = []
+    found = []
     for message in out.getvalue().splitlines():
         m = re.match(r"hole\.py:(\d+):\d+:? undefined name '(\w+)'", message)
-        if m and int(m.group(1)) == line:
-            names.append(m.group(2))
-    return names
+        if m:
+            found.append((int(m.group(1)), m.group(2)))
+    return found
 
 
 def _fill(case: HoleCase, line_text: str) -> str:
@@ -118,7 +119,7 @@ def check(case: HoleCase, suggestion: str) -> OracleResult:
     filled = _fill(case, suggestion)
     parsed = bool(suggestion.strip()) and _parses(filled)
     judged = suggestion if parsed else _longest_parseable_prefix(case, suggestion)
-    ghosts = _pyflakes_undefined(_fill(case, judged), line) if judged else []
+    ghosts = [name for at, name in pyflakes_undefined(_fill(case, judged)) if at == line] if judged else []
     return OracleResult(
         parsed=parsed,
         ghosts=ghosts,

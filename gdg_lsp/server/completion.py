@@ -37,13 +37,10 @@ def register(server) -> None:
     def completion(ls, params: types.CompletionParams) -> types.CompletionList:
         session = ls.session
         empty = types.CompletionList(is_incomplete=False, items=[])
-        doc = session.documents.find(params.text_document.uri)
-        if doc is None:
+        found = session.locate(params.text_document.uri, params.position.line, params.position.character)
+        if found is None:
             return empty
-        analyzer = session.analyzer_for(doc.language_id, doc.text)
-        if analyzer is None:
-            return empty
-        offset = doc.offset_at(params.position.line, params.position.character, session.encoding)
+        doc, analyzer, offset = found
         text = doc.text
         start = offset
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):

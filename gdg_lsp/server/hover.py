@@ -13,13 +13,10 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls, params: types.HoverParams) -> types.Hover | None:
         session = ls.session
-        doc = session.documents.find(params.text_document.uri)
-        if doc is None:
+        located = session.locate(params.text_document.uri, params.position.line, params.position.character)
+        if located is None:
             return None
-        analyzer = session.analyzer_for(doc.language_id, doc.text)
-        if analyzer is None:
-            return None
-        offset = doc.offset_at(params.position.line, params.position.character, session.encoding)
+        doc, analyzer, offset = located
         try:
             found = analyzer.binding_at(doc.snapshot(), offset, session.workspace)
         except Exception:

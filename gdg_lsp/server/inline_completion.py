@@ -22,13 +22,11 @@ def register(server) -> None:
     async def inline_completion(ls, params: types.InlineCompletionParams) -> types.InlineCompletionList:
         session = ls.session
         empty = types.InlineCompletionList(items=[])
-        doc = session.documents.find(params.text_document.uri)
-        if doc is None or not session.settings.inline:
-            return empty
-        if session.analyzer_for(doc.language_id, doc.text) is None:
-            return empty
         position = params.position
-        offset = doc.offset_at(position.line, position.character, session.encoding)
+        located = session.locate(params.text_document.uri, position.line, position.character)
+        if located is None or not session.settings.inline:
+            return empty
+        doc, _, offset = located
         snapshot = doc.snapshot()
         settings = session.settings
         job = session.worker.submit(doc.uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))

@@ -81,6 +81,17 @@ class Session:
                 log.info("%s", err)
             return None
 
+    def locate(self, uri: str, line: int, character: int) -> tuple[Any, Analyzer, int] | None:
+        """(document, analyzer, offset) for a request's position; None when the document
+        is not open or its language has no analyzer (the request then gets an empty answer)."""
+        doc = self.documents.find(uri)
+        if doc is None:
+            return None
+        analyzer = self.analyzer_for(doc.language_id, doc.text)
+        if analyzer is None:
+            return None
+        return doc, analyzer, doc.offset_at(line, character, self.encoding)
+
     # -- the model -------------------------------------------------------------------
 
     def start_model(self) -> None:

@@ -8,14 +8,14 @@ undefined name on that line. The server's Γ plays no part in the judgement.
 
 from __future__ import annotations
 
-import io
-import re
 import sys
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from gdg_lsp.bench.python import pyflakes_undefined
 
 # the server is started once for the module: the tests must share its event loop
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -41,19 +41,6 @@ async def client(lsp_client: LanguageClient):
     ))
     yield
     await lsp_client.shutdown_session()
-
-
-def _undefined_on_line(source: str, line: int) -> list[str]:
-    from pyflakes import api, reporter
-
-    out = io.StringIO()
-    api.check(source, "hole.py", reporter.Reporter(out, out))
-    names = []
-    for message in out.getvalue().splitlines():
-        m = re.match(r"hole\.py:(\d+):\d+:? undefined name '(\w+)'", message)
-        if m and int(m.group(1)) == line:
-            names.append(m.group(2))
-    return names
 
 
 async def _suggest(client: LanguageClient, corpus, name: str, line: int) -> tuple[list[str], str]:
@@ -92,5 +79,5 @@ async def test_suggestions_at_statement_starts_name_only_what_exists(client: Lan
         lines[line - 1] = indent + suggestion + block
         filled = "\n".join(lines)
         compile(filled, name, "exec")  # Python itself must accept the file
-        assert _undefined_on_line(filled, line) == [], (name, suggestion)
+        assert [n for at, n in pyflakes_undefined(filled) if at == line] == [], (name, suggestion)
     assert made >= len(HOLES) - 1, f"only {made} of {len(HOLES)} holes got a suggestion"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import collections
-import io
-import re
 import textwrap
 
 import pytest
 
+from gdg_lsp.bench.python import pyflakes_undefined
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python import PythonAnalyzer, parse
@@ -148,19 +147,6 @@ def test_diagnostics_flag_undefined_names_only():
     assert found == {"missing", "obj"}
 
 
-def _pyflakes_undefined(text: str, name: str) -> set[tuple[int, str]]:
-    from pyflakes import api, reporter
-
-    out = io.StringIO()
-    api.check(text, name, reporter.Reporter(out, out))
-    found = set()
-    for line in out.getvalue().splitlines():
-        m = re.match(r".*?:(\d+):\d+:? undefined name '(\w+)'", line)
-        if m:
-            found.add((int(m.group(1)), m.group(2)))
-    return found
-
-
 def test_agrees_with_pyflakes_on_the_corpus(corpus):
     analyzer = PythonAnalyzer()
     disagreements = collections.Counter()
@@ -170,7 +156,7 @@ def test_agrees_with_pyflakes_on_the_corpus(corpus):
         text = path.read_text(encoding="utf-8")
         s = Snapshot(path.as_uri(), "python", 1, text, parse(text.encode()))
         ours = {(text.count("\n", 0, f.start) + 1, f.data["name"]) for f in analyzer.diagnostics(s, WorkspaceContext())}
-        theirs = _pyflakes_undefined(text, str(path))
+        theirs = set(pyflakes_undefined(text))
         # pyflakes also checks the strings listed in __all__, which are not references
         all_lines = {i + 1 for i, line in enumerate(text.splitlines()) if "__all__" in line or line.strip().startswith('"')}
         theirs = {t for t in theirs if t[0] not in all_lines or t in ours}
