@@ -20,10 +20,17 @@ def _python() -> Analyzer:
     return PythonAnalyzer()
 
 
+def _sql() -> Analyzer:
+    from gdg_lsp.languages.sql import SqlAnalyzer
+
+    return SqlAnalyzer()
+
+
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
+    "sql": _sql,
 }
-_EXTENSIONS = {".py": "python", ".pyi": "python"}
+_EXTENSIONS = {".py": "python", ".pyi": "python", ".sql": "sql"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 
