@@ -334,6 +334,14 @@ class SqlAnalyzer(Analyzer):
             return NoHole("the cursor is not inside a query")
         if block.with_start is not None and not block.clauses and block.kind == "select" and before and before[-1].text == ",":
             return NoHole("declaring a CTE (its name comes next)")
+        select_clause, from_clause = block.has_clause("select"), block.has_clause("from")
+        if select_clause is not None and from_clause is not None and from_clause.start < offset:
+            previous = [t for t in sig if t.end <= from_clause.start]
+            if previous and previous[-1].text == ",":
+                # tree-sitter-sql reads `SELECT a, FROM t` as a column aliased t; it is an empty item
+                return NoHole("the select list ends with a comma before FROM (an item is missing)")
+        if before[-1].is_word("as") and block.clause_at(offset) is not None and block.clause_at(offset).name == "select":
+            return NoHole("a new name (an alias) is declared here")
         limit = block.close_paren if block.close_paren is not None else s_end
         following = significant(tokenize(text, offset, limit))
         replace_end = offset
@@ -436,13 +444,15 @@ class SqlAnalyzer(Analyzer):
             "from_keyword": [items_end[0]] if items_end and items_end[0] else [],
             "items_newline": [""] if items_end and items_end[1] else [],
             "out_aliases": sorted({a.text for a in (block.output_aliases() if block else [])}),
+            "item_aliases": sorted({a.text for b in statement.walk() for a in b.output_aliases() if a.kind != "string"}),
             "scopes": members,
             "wide_scope": [wide],
             "open_scope": [{"top": [""]}],
             "prompt_ddl": prompt_ddl,
             "next_statement": {
                 "mode_statement": [""], "mode_subquery": [], "mode_items": [], "end_newline": [""],
-                "from_keyword": [], "items_newline": [], "out_aliases": [], "scopes": fresh or members,
+                "from_keyword": [], "items_newline": [], "out_aliases": [], "item_aliases": [],
+                "scopes": fresh or members,
                 "wide_scope": [wide], "open_scope": [{"top": [""]}], "prompt_ddl": prompt_ddl,
             },
         }
