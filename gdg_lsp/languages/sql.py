@@ -34,7 +34,7 @@ from gdg_lsp.gamma import Binding, Frame, Gamma
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.sql_ddl import read_ddl, resolve
 from gdg_lsp.languages.sql_lexer import RESERVED, Token, ident_key, significant, tokenize, unquote as sql_unquote
-from gdg_lsp.languages.sql_members import Scope, ScopeTable, candidate_scopes, rank, spellings
+from gdg_lsp.languages.sql_members import Scope, ScopeTable, candidate_scopes, one_line, rank, spellings
 from gdg_lsp.languages.sql_scope import QueryBlock, Relation, Statement, output_names, read_statement, split_statements
 from gdg_lsp.workspace.sql_catalog import catalog_for
 from gdg_lsp.workspace.sql_schema import Column, Table, bindings
@@ -413,7 +413,7 @@ class SqlAnalyzer(Analyzer):
         question = text[max(0, s_start - 800) : offset]
         ranked = rank(all_tables, question, mentioned)
         candidates = candidate_scopes(ranked, all_tables)
-        written = self._written_scope(block, resolver, offset, text) if block is not None else None
+        written = self._written_scope(block, resolver, offset, text, mode == "items") if block is not None else None
         if written is not None:
             for scope in candidates:
                 scope.top = False
@@ -458,8 +458,10 @@ class SqlAnalyzer(Analyzer):
         }
         return context
 
-    def _written_scope(self, block: QueryBlock, resolver: _Resolver, offset: int, text: str) -> Scope | None:
-        """The scope the user has already written before the cursor, if any."""
+    def _written_scope(self, block: QueryBlock, resolver: _Resolver, offset: int, text: str,
+                       from_after_cursor: bool = False) -> Scope | None:
+        """The scope the user has already written: a FROM (or DML target) before
+        the cursor, or, for a select list, the FROM that follows it."""
         if block.kind in ("insert", "update", "delete") and block.target is not None and block.target.end < offset:
             rel = block.target
             table = resolver.table(rel, block)
@@ -470,7 +472,9 @@ class SqlAnalyzer(Analyzer):
                           target=flatten(text[rel.start : rel.end]))
             return _Written(scope)
         from_clause = block.has_clause("from")
-        if block.kind != "select" or from_clause is None or not block.relations or from_clause.end >= offset:
+        if block.kind != "select" or from_clause is None or not block.relations:
+            return None
+        if from_clause.end >= offset and not from_after_cursor:
             return None
         tables = []
         for rel in block.relations:
@@ -504,7 +508,9 @@ class SqlAnalyzer(Analyzer):
                 table = resolver.table(rel, b)
                 if table is not None and rel.exposed:
                     qualified.update(f"{rel.exposed}.{v}" for c in table.columns for v in spellings(c.name, used))
-        names = sorted({v for t in tables if t.kind != "subquery" for v in spellings(t.name, used)})
+        names = sorted({v for t in tables if t.kind != "subquery" for v in spellings(t.name, used) if one_line(v)})
+        bare = [b for b in bare if one_line(b)]
+        qualified = {q for q in qualified if one_line(q)}
         return {"top": [""], "columns": sorted(set(bare) | qualified), "bare": bare, "from": [],
                 "target": names, "any_table": names, "tables": names}
 

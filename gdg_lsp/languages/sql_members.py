@@ -46,6 +46,13 @@ class Scope:
     """The INSERT/UPDATE/DELETE target spelling, when the scope is one table."""
     extra_qualified: list[str] = field(default_factory=list)
 
+    def _from_spellings(self, used: Mapping[str, Iterable[str]]) -> list[str]:
+        if self.from_text is None or not one_line(self.from_text):
+            return []
+        if len(self.tables) == 1 and self.from_text == self.tables[0].table.name:
+            return spellings(self.from_text, used)  # one table: any spelling of its name
+        return [self.from_text]
+
     def columns_by_table(self, gamma: Gamma) -> list[tuple[ScopeTable, list[str]]]:
         result = []
         for st in self.tables:
@@ -62,7 +69,8 @@ class Scope:
         offered next to the declared ones (``name`` for ```Name```).
         """
         used = used or {}
-        per_table = self.columns_by_table(gamma)
+        # a name with a line break cannot be written in a one-line suggestion
+        per_table = [(st, [c for c in cols if one_line(c)]) for st, cols in self.columns_by_table(gamma)]
         counts: dict[str, int] = {}
         for _, cols in per_table:
             for key in {ident_key(c) for c in cols}:
@@ -75,11 +83,15 @@ class Scope:
             "top": [""] if self.top else [],
             "columns": sorted(set(bare) | set(qualified)),
             "bare": sorted(set(target_cols)),
-            "from": [self.from_text] if self.from_text is not None else [],
-            "target": [self.target] if self.target else [],
+            "from": self._from_spellings(used),
+            "target": [self.target] if self.target and one_line(self.target) else [],
             "any_table": [],
             "tables": [st.table.name for st in self.tables],
         }
+
+
+def one_line(name: str) -> bool:
+    return "\n" not in name and "\r" not in name
 
 
 def spellings(name: str, used: Mapping[str, Iterable[str]] | None = None) -> list[str]:

@@ -262,6 +262,7 @@ class _Reader:
                 break
         if i >= hi:
             # only a WITH so far: an empty core holds the CTEs (and the cursor after them)
+            i = min(i, hi)
             block = QueryBlock("select", toks[i - 1].end if i > lo else (toks[lo].start if lo < len(toks) else 0),
                                self.end_of(hi), parent, paren, ctes=ctes, with_start=with_start)
             block.children.extend(cte_blocks)
@@ -548,7 +549,7 @@ def read_statement(text: str, start: int, end: int, tokens: list[Token] | None =
     reader = _Reader(toks, end)
     try:
         blocks = reader.query(0, len(toks), None, None) if keyword in ("select", "with", "values", "insert", "update", "delete", "replace") else []
-    except RecursionError:  # absurd nesting: no structure rather than a crash
+    except (RecursionError, IndexError):  # absurd nesting or a reader bug: no structure rather than a crash
         blocks = []
     return Statement(start, end, toks, blocks, keyword)
 
