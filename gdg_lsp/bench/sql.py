@@ -148,9 +148,10 @@ def measure(cases: list[HoleCase], arms: list[str], max_tokens: int, timeout_ms:
     backend = models.load(models.resolve(model), device)
     records: list[dict[str, Any]] = []
     services: dict[tuple[str, ...], CompletionService] = {}
-    for arm in arms:
-        settings = Settings(constraint=arm, max_tokens=max_tokens, timeout_ms=timeout_ms, max_lines=1)
-        for case in cases:
+    # case by case, every arm in turn: a run stopped early still compares the arms on the same cases
+    for case in cases:
+        for arm in arms:
+            settings = Settings(constraint=arm, max_tokens=max_tokens, timeout_ms=timeout_ms, max_lines=1)
             roots = tuple(case.meta["workspace_roots"])
             if roots not in services:
                 services[roots] = CompletionService(backend, WorkspaceContext([Path(r) for r in roots], settings))
@@ -217,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--out", type=Path, default=None, help="write the records and summary as JSON")
+    parser.add_argument("--records", type=Path, default=None, help="append each record as a JSON line as it comes")
     args = parser.parse_args(argv)
     if args.threads:
         import torch
@@ -226,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
 
     def progress(record: dict[str, Any]) -> None:
+        if args.records:
+            with args.records.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
         flag = "ok" if record["match"] else ("exec" if record["executes"] else "fail")
         print(f"{record['arm']:6} {record['case']:40} {flag:4} {record['latency_s']:6.2f}s  SELECT {record['text'][:90]!r}",
               file=sys.stderr, flush=True)
