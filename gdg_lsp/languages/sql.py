@@ -414,12 +414,17 @@ class SqlAnalyzer(Analyzer):
         ranked = rank(all_tables, question, mentioned)
         candidates = candidate_scopes(ranked, all_tables)
         written = self._written_scope(block, resolver, offset, text, mode == "items") if block is not None else None
+        # subqueries already written before the cursor keep their own FROM (they only serve subqueries)
+        inner = [s for b in statement.walk() if b is not block and b.start < offset
+                 and (s := self._written_scope(b, resolver, offset, text)) is not None]
+        for scope in inner:
+            scope.top = False
         if written is not None:
             for scope in candidates:
                 scope.top = False
-            scopes = [written, *candidates]
+            scopes = [written, *inner, *candidates]
         else:
-            scopes = candidates
+            scopes = [*inner, *candidates]
         used = self._used_spellings(statement)
         members = [scope.member(gamma, used) for scope in scopes]
         members.sort(key=lambda m: (m["top"] != [""], m["from"], m["target"], m["tables"]))
@@ -543,6 +548,8 @@ class SqlAnalyzer(Analyzer):
                 cut = last.start
             elif last.kind == "word" and last.lower not in RESERVED and ident_key(last.text) not in known:
                 cut = last.start
+            elif last.kind == "word" and last.lower in FUNCTION_NAMES and ident_key(last.text) not in known:
+                cut = last.start  # a function name whose "(" was never written
             elif last.text == ".":
                 cut = toks[-2].start if len(toks) > 1 and toks[-2].is_identifier else last.start
             elif last.is_word(*_DANGLING):
@@ -553,6 +560,9 @@ class SqlAnalyzer(Analyzer):
                 cut = last.start
             elif (opened := _unclosed_paren(toks)) is not None:
                 cut = opened
+                index = next(i for i, t in enumerate(toks) if t.start == opened)
+                if index > 0 and toks[index - 1].kind == "word":
+                    cut = toks[index - 1].start  # a function call: its name goes with it
             elif len(toks) > 1 and toks[-2].text == "." and last.kind in ("word", "quoted"):
                 break  # a complete qualified name
             if cut is None:
@@ -652,6 +662,10 @@ class _Written(Scope):
     def member(self, gamma: Gamma, used: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
         return {**super().member(gamma, used), "written": [""]}
 
+
+FUNCTION_NAMES = frozenset("count sum avg min max total abs lower upper length round coalesce ifnull substr trim "
+                           "replace instr nullif".split())
+"""The functions the statement grammar knows (grammars/sql/statement.ebnf)."""
 
 _DANGLING = ("and", "or", "not", "where", "on", "join", "inner", "left", "right", "full", "outer", "cross", "natural",
              "by", "group", "order", "having", "as", "in", "like", "glob", "between", "is", "from", "select",

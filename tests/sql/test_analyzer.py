@@ -194,6 +194,7 @@ def test_trim_partial_cuts_back_to_a_statement_that_can_end(ws):
     assert sql.trim_partial("`Name` FROM `singer` WHERE `Name` = 'ab", g) == "`Name` FROM `singer` WHERE `Name`"
     assert sql.trim_partial("count(*) FROM `singer` WHERE `Age` IN (SELECT", g) == "count(*) FROM `singer` WHERE `Age`"
     assert sql.trim_partial("`Name`, `Ag", g) == "`Name`"
+    assert sql.trim_partial("`Name`, RePlAce(`Name`, 'a", g) == "`Name`"  # a cut call loses its name too
     assert sql.trim_partial("`Name` FROM `singer` ORDER BY `Age` DESC", g) == "`Name` FROM `singer` ORDER BY `Age` DESC"
 
 
