@@ -156,6 +156,10 @@ def complete_and_check(tables, model_for, prefix) -> int:
         suggestion = service.complete(snapshot, len(text), config)
     if not suggestion.text:
         return 0
+    if suggestion.rung == "base":
+        # π gives the guarantee up only when no scope can be written: every table's name has a line break
+        assert all("\n" in name for name, _, _ in tables), (prefix, suggestion.text)
+        return 0
     assert suggestion.rung in ("ctx", "gamma"), suggestion.reason
     statement = (prefix + suggestion.text).split(";")[0]
     try:
@@ -178,7 +182,7 @@ def complete_and_check(tables, model_for, prefix) -> int:
     return references
 
 
-_SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def test_random_weight_model_names_nothing_outside_gamma():
