@@ -39,6 +39,7 @@ def _add_decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--max-lines", type=int, default=None)
     parser.add_argument("--timeout-ms", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 1)")
     parser.add_argument("--settings", type=Path, default=None, help="JSON file with gdg.* settings")
 
 
@@ -109,8 +110,11 @@ def _setup_logging(level: str, log_file: Path | None, stream) -> None:
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
     logging.basicConfig(level=getattr(logging, level), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("pygls", "transformers", "urllib3", "filelock"):
+    for noisy in ("transformers", "urllib3", "filelock"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, getattr(logging, level)))
+    # pygls logs a traceback for every malformed message; the server answers and
+    # logs each one itself (gdg_lsp.server), so keep pygls' copy for --log-level DEBUG
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level == "DEBUG" else logging.CRITICAL)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -139,6 +143,7 @@ def _settings_for(args: argparse.Namespace):
     overrides = {
         "constraint": args.constraint, "model": args.model, "device": args.device,
         "maxTokens": args.max_tokens, "maxLines": args.max_lines, "timeoutMs": args.timeout_ms,
+        "threads": args.threads,
     }
     data = {**(data.get("gdg", data) if isinstance(data, dict) else {}), **{k: v for k, v in overrides.items() if v is not None}}
     settings, problems = from_json(data)
@@ -188,7 +193,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     if warning:
         print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
     began = time.perf_counter()
-    backend = models.load(models.resolve(settings.model), device, _progress)
+    backend = models.load(models.resolve(settings.model), device, _progress, settings.threads)
     load_seconds = time.perf_counter() - began
     service = CompletionService(backend, workspace)
     suggestion = service.complete(snapshot, offset, settings)

@@ -367,6 +367,71 @@ def reachable(rules: dict[str, Expr], root: str = "root") -> set[str]:
     return seen
 
 
+def _char_ranges(chars: set[str]) -> str:
+    """A character class matching exactly ``chars`` (ASCII letters, digits, ``_``...)."""
+    ordered = sorted(chars)
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ord(ordered[j + 1]) == ord(ordered[j]) + 1:
+            j += 1
+        lo, hi = ordered[i], ordered[j]
+        esc = lambda c: "\\" + c if c in "\\]^-[" else c  # noqa: E731
+        parts.append(esc(lo) if i == j else f"{esc(lo)}-{esc(hi)}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
+
+
+def _expand_class(spec: str) -> set[str]:
+    """The characters of a simple class body like ``a-zA-Z0-9_``."""
+    chars: set[str] = set()
+    i = 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            chars.update(chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1))
+            i += 3
+        else:
+            chars.add(spec[i])
+            i += 1
+    return chars
+
+
+def identifier_excluding(first: str, rest: str, excluded: Iterable[str]) -> Expr:
+    """An identifier (``[first][rest]*``) that is none of ``excluded`` (reserved words).
+
+    A context-free grammar has no "but not", so the reserved words are spelled
+    out as a trie: at each node the identifier may take a child's letter (and
+    stay on the trie), take any other letter (and then anything), or end, unless
+    the node ends a reserved word.
+    """
+    first_chars, rest_chars = _expand_class(first), _expand_class(rest)
+    trie: dict = {}
+    for word in excluded:
+        if not word or word[0] not in first_chars or any(c not in rest_chars for c in word[1:]):
+            continue  # not spellable as an identifier: nothing to exclude
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node["$end"] = True
+    tail = Repeat(CharClass(_char_ranges(rest_chars)), 0, None)
+
+    def build(node: dict, depth: int) -> Expr:
+        allowed = first_chars if depth == 0 else rest_chars
+        children = {k: v for k, v in node.items() if k != "$end"}
+        options: list[Expr] = []
+        for ch in sorted(children):
+            options.append(Seq((Lit(ch), build(children[ch], depth + 1))))
+        others = allowed - set(children)
+        if others:
+            options.append(Seq((CharClass(_char_ranges(others)), tail)))
+        if depth > 0 and not node.get("$end"):
+            options.append(EMPTY)
+        return options[0] if len(options) == 1 else Alt(tuple(options))
+
+    return build(trie, 0)
+
+
 def check(rules: dict[str, Expr], origin: str, root: str = "root") -> None:
     """Fail on undefined rules or a missing root (unused rules are allowed: variants share files)."""
     if root not in rules:

@@ -5,7 +5,9 @@ to the end of the line, and the analyzer says what the statement declared;
 those declarations enter Γ before the next statement's grammar is built (a
 buffer allocated on one line is usable on the next, and not before). A
 statement that opens a scope pushes a frame, popped when the indentation
-returns; nesting is capped at 32 frames.
+returns; nesting is capped at 32 frames. A statement may also name the
+fragment the next statement is decoded with (TileLang: a line decoded with a
+per-operation fragment is followed by whole-line ones).
 
 A statement is kept only if it ended naturally; one cut by the budget is
 trimmed so that it does not end inside a name, and nothing follows it.
@@ -48,6 +50,7 @@ class StatementTrace:
     grammar: str | None = None
     dropped: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    fragment: str | None = None
 
 
 @dataclass
@@ -84,6 +87,8 @@ class Executor:
         max_lines: int,
         deadline: float | None = None,
         cancel: threading.Event | None = None,
+        temperature: float = 0.0,
+        seed: int | None = None,
     ) -> Execution:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
@@ -105,6 +110,7 @@ class Executor:
             )
             trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
                                    grammar=choice.grammar.text if choice.grammar else None)
+            trace.fragment = fragment.name
             traces.append(trace)
             if constraint != "none" and choice.rung is None:
                 trace.dropped = "no rung of the fragment accepts the text typed so far"
@@ -113,7 +119,9 @@ class Executor:
             result = self.decoder.decode(DecodeSpec(
                 prompt_ids=ids, heal=heal, heal_outside=heal_outside,
                 replay=replay if first else layout, grammar=choice.compiled,
-                stop_at_newline=True, max_tokens=tokens_left, deadline=deadline, cancel=cancel,
+                stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
+                deadline=deadline, cancel=cancel,
+                temperature=temperature, seed=None if seed is None else seed + index,
             ))
             tokens_left -= result.steps
             trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
@@ -131,7 +139,10 @@ class Executor:
                     gamma.pop()
                 indent = line_indent
             if not result.natural:
-                line = self.analyzer.trim_partial(line, gamma)
+                if result.complete_text is not None:  # cut back to a complete statement
+                    line = result.complete_text if first else layout + result.complete_text
+                else:  # unconstrained: at least do not end inside a name
+                    line = self.analyzer.trim_partial(line, gamma)
                 stop = result.stop_reason
             statement = (hole.typed + line) if first else line.strip()
             if unbound := self.analyzer.unbound_references(statement, gamma):
@@ -163,6 +174,8 @@ class Executor:
                     break
             if effects.context is not None:
                 context = dict(effects.context)
+            if effects.fragment is not None:
+                fragment = fragments.fragment(hole.language, effects.fragment)
             allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
             ids = ids + result.token_ids
             heal, heal_outside, layout = "", 0, result.trailing_layout

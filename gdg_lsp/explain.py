@@ -95,7 +95,7 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, 
     statements = []
     for trace in suggestion.execution.statements if suggestion.execution else []:
         statements.append({
-            "index": trace.index, "text": trace.text, "rung": trace.rung,
+            "index": trace.index, "text": trace.text, "rung": trace.rung, "fragment": trace.fragment,
             "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in trace.attempts],
             "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": round(trace.free_bits, 2),
             "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
@@ -138,7 +138,7 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "
                      f"({summary['reusedTokens']} reused from the KV cache)")
         for st in report["statements"]:
-            lines.append(f"statement {st['index'] + 1}: {st['text']!r} rung={st['rung']} stop={st['stopReason']} "
+            lines.append(f"statement {st['index'] + 1}: {st['text']!r} fragment={st['fragment']} rung={st['rung']} stop={st['stopReason']} "
                          f"Γ={st['gammaSize']}" + (f" declares {st['declared']}" if st["declared"] else "")
                          + (f" DROPPED: {st['dropped']}" if st["dropped"] else ""))
             lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in st["attempts"]]

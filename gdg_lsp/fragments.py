@@ -6,13 +6,20 @@ slot what it reads at each rung. A slot spec is one of
 
 - ``{ sort = [...], <attr> = value, ... }``: a query over Γ (``Gamma.names``);
   a value ``"$key"`` is taken from the hole's context;
-- ``{ ebnf = "..." }``: a fixed EBNF expression (the base rung's open identifier);
+- ``{ ebnf = "..." }``: a fixed EBNF expression (it may name rules of the template);
+- ``{ identifier = { first = "a-zA-Z_", rest = "a-zA-Z0-9_", exclude = [...] } }``:
+  an open identifier that is none of the excluded (reserved) words;
 - ``{ names = [...] }``: fixed literal alternatives;
 - ``{ context = "key" }``: literal alternatives from the hole's context.
 
 A slot marked ``optional = true`` may answer with nothing: the derivations that
 need it disappear (``return`` outside a function). Any other empty answer
 raises ``GammaEmptyError`` and π climbs one rung.
+
+A manifest may list slot specs once for all its fragments (``[slots.<name>]``);
+a fragment's own ``[fragments.<f>.slots.<name>]`` replaces the shared spec. A
+fragment may name a ``start`` rule: several fragments then share one template
+file, each made of the rules reachable from its start (and only their slots).
 
 A fragment may declare rule *families*: a set of its rules copied once per
 member of a list the hole's context supplies (``members``, a context key, or
@@ -131,6 +138,10 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
     if "ebnf" in spec:
         rules = ebnf.parse(f"x ::= {spec['ebnf']}", f"slot %{slot}%")
         return rules["x"]
+    if "identifier" in spec:
+        shape = spec["identifier"]
+        return _identifier(shape.get("first", "a-zA-Z_"), shape.get("rest", "a-zA-Z0-9_"),
+                           tuple(shape.get("exclude", ())))
     if "names" in spec:
         names = [str(n) for n in spec["names"]]
     elif "context" in spec:
@@ -139,6 +150,11 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
         query = {key: _resolve(value, context) for key, value in spec.items()}
         names = gamma.names(**query)
     return names or None
+
+
+@lru_cache(maxsize=32)
+def _identifier(first: str, rest: str, exclude: tuple[str, ...]) -> ebnf.Expr:
+    return ebnf.identifier_excluding(first, rest, exclude)
 
 
 def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[str, Any] | None = None) -> Instantiated:
@@ -241,11 +257,19 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
     if not manifest_file.is_file():
         raise GrammarError(f"no grammars for language {language!r} (missing {manifest_file})")
     manifest = tomllib.loads(manifest_file.read_text(encoding="utf-8"))
+    shared_slots = manifest.get("slots", {})
     fragments: dict[str, Fragment] = {}
     for name, entry in manifest.get("fragments", {}).items():
         origin = f"grammars/{language}/{entry['file']}"
         rules = ebnf.parse(folder.joinpath(entry["file"]).read_text(encoding="utf-8"), origin)
+        parsed = set(rules)
+        if start := entry.get("start"):
+            # several fragments share one template, each from its own start rule
+            if start not in rules:
+                raise GrammarError(f"{origin}: start rule {start!r} of fragment {name!r} is not defined")
+            rules = {"root": ebnf.Ref(start), **{k: v for k, v in rules.items() if k != "root"}}
         ebnf.check(rules, origin)
+        rules = {k: v for k, v in rules.items() if k in ebnf.reachable(rules)}
         rungs = tuple(entry.get("rungs", ("gamma", "base")))
         unknown = set(rungs) - set(RUNGS)
         if unknown:
@@ -257,7 +281,7 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
                 {k: v for k, v in spec.items() if k in (*RUNGS, "all")},
                 bool(spec.get("optional", False)),
             )
-            for slot, spec in entry.get("slots", {}).items()
+            for slot, spec in {**shared_slots, **entry.get("slots", {})}.items()
         }
         used = {s for expr in rules.values() for s in ebnf.slots(expr)}
         if missing := used - set(slot_specs):
@@ -266,11 +290,12 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
         for fam_name, fam in entry.get("families", {}).items():
             members = fam.get("members")
             members = {"all": members} if isinstance(members, str) else dict(members or {})
-            fam_rules = tuple(fam.get("rules", ()))
-            if not members or not fam_rules:
+            listed = tuple(fam.get("rules", ()))
+            if not members or not listed:
                 raise GrammarError(f"{origin}: family {fam_name!r} needs `members` and `rules`")
-            if unknown := [r for r in fam_rules if r not in rules]:
+            if unknown := [r for r in listed if r not in parsed]:
                 raise GrammarError(f"{origin}: family {fam_name!r} names undefined rules {unknown}")
+            fam_rules = tuple(r for r in listed if r in rules)  # those this fragment's start reaches
             if "root" in fam_rules:
                 raise GrammarError(f"{origin}: the root rule cannot belong to family {fam_name!r}")
             families.append(Family(fam_name, fam_rules, members))
@@ -354,6 +379,9 @@ def choose(
         try:
             grammar = instantiate(fragment, rung, gamma, context)
         except GammaEmptyError as err:
+            choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
+            continue
+        except GrammarError as err:  # optional slots emptied every derivation
             choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
             continue
         try:

@@ -48,9 +48,19 @@ class DecodeSpec:
     grammar: Any = None
     """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
     stop_at_newline: bool = True
+    region_may_start_blank: bool = True
+    """False when the region starts after the line's indentation: a blank there would
+    indent the line twice."""
     max_tokens: int = 64
     deadline: float | None = None
     cancel: threading.Event | None = None
+    end_marker: str = "\n"
+    """What ends a region in this fragment's language (used to find where a region
+    cut by the budget could have ended)."""
+    temperature: float = 0.0
+    """0: greedy (the default: the same request gives the same suggestion). Above 0:
+    sampled among the allowed tokens (tests walk a grammar at random this way)."""
+    seed: int | None = None
 
 
 @dataclass
@@ -69,6 +79,12 @@ class DecodeResult:
     total_seconds: float = 0.0
     trailing_layout: str = ""
     """Blanks the last token carried after the newline (the next line's indentation)."""
+    complete_text: str | None = None
+    """For a region cut short (budget, timeout, cancel): ``text`` up to the last point
+    where the grammar would have accepted the end of the region, so that what is
+    suggested is a complete statement read the way the grammar read it (a cut
+    ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
+    region ended naturally or there is no grammar."""
 
     @property
     def natural(self) -> bool:
@@ -102,11 +118,17 @@ class Decoder:
         if matcher is not None and spec.replay and not matcher.accept_string(spec.replay):
             raise ValueError(f"the grammar does not accept the typed text {spec.replay!r}")
 
+        self._generator = None
+        if spec.temperature > 0:
+            self._generator = torch.Generator().manual_seed(spec.seed if spec.seed is not None else 0)
+        self._temperature = spec.temperature
         pending = spec.heal.encode("utf-8")
         outside = len(spec.heal[: spec.heal_outside].encode("utf-8"))
         produced = bytearray()  # everything generated, healed part included
         region = bytearray(spec.replay.encode("utf-8"))
         ids: list[int] = []
+        last_complete: int | None = None  # len(produced) where the region could have ended
+        end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
@@ -124,10 +146,11 @@ class Decoder:
                 stop = STOP_TIMEOUT
                 break
             mask_began = time.perf_counter()
+            no_blank = not spec.region_may_start_blank and not region
             if pending:
-                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher)
+                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank)
             else:
-                token, allowed_count = self._masked_step(logits, matcher)
+                token, allowed_count = self._masked_step(logits, matcher, no_blank)
             mask_seconds += time.perf_counter() - mask_began
             if token is None:
                 stop = STOP_DEAD_END
@@ -156,11 +179,19 @@ class Decoder:
             if matcher is not None and matcher.is_terminated():
                 stop = STOP_GRAMMAR
                 break
+            if matcher is not None and not pending and matcher.accept_string(end_marker):
+                matcher.rollback(1)
+                last_complete = len(produced)
             logits = self.backend.step(token)
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
         text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
         model_after = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+        complete_text = None
+        if matcher is not None and stop not in NATURAL_STOPS:
+            heal_bytes = len(spec.heal.encode("utf-8"))
+            cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
+            complete_text = cut.decode("utf-8", "ignore")
         return DecodeResult(
             text=text,
             region_text=bytes(region).decode("utf-8", "ignore"),
@@ -173,24 +204,31 @@ class Decoder:
             mask_seconds=mask_seconds,
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
+            complete_text=complete_text,
         )
 
-    def _masked_step(self, logits: torch.Tensor, matcher: Any) -> tuple[int | None, int]:
-        if matcher is None:
-            scores = logits.masked_fill(self._special, -math.inf)
-            return int(torch.argmax(scores)), self._size - int(self._special.sum())
-        needs_mask = matcher.fill_next_token_bitmask(self._bitmask)
-        if not needs_mask:
-            return int(torch.argmax(logits.masked_fill(self._special, -math.inf))), self._size
+    def _pick(self, scores: torch.Tensor) -> int:
+        if self._generator is None:
+            return int(torch.argmax(scores))
+        probs = torch.softmax(scores / self._temperature, dim=-1)
+        return int(torch.multinomial(probs, 1, generator=self._generator))
+
+    def _masked_step(self, logits: torch.Tensor, matcher: Any, no_blank: bool = False) -> tuple[int | None, int]:
+        if matcher is None or not matcher.fill_next_token_bitmask(self._bitmask):
+            blocked = self._special | torch.from_numpy(self.vocab.blank_start) if no_blank else self._special
+            return self._pick(logits.masked_fill(blocked, -math.inf)), self._size - int(blocked.sum())
         allowed = self._allowed_from_bitmask()
+        if no_blank:
+            allowed &= ~self.vocab.blank_start
         count = int(allowed.sum())
         if count == 0:
             return None, 0
         scores = logits.masked_fill(torch.from_numpy(~allowed), -math.inf)
-        return int(torch.argmax(scores)), count
+        return self._pick(scores), count
 
     def _heal_step(
-        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any
+        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any,
+        no_blank: bool = False,
     ) -> tuple[int | None, int]:
         """The best token consistent with the healed text (and with the grammar past it).
 
@@ -207,8 +245,10 @@ class Decoder:
         for position in order.tolist():
             token = candidates[position]
             piece = self.vocab.token_bytes[token]
+            region_piece = piece[max(0, outside - len(produced)) :] if len(produced) + len(piece) > outside else b""
+            if no_blank and region_piece[:1] in (b" ", b"\t"):
+                continue
             if matcher is not None and len(piece) > len(pending):
-                region_piece = piece[max(0, outside - len(produced)) :]
                 if region_piece:
                     if not matcher.accept_string(bytes(region_piece)):
                         continue

@@ -151,10 +151,15 @@ def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent):
-    """Load ``spec`` into a TorchBackend (converting and caching a GGUF file once)."""
+def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, threads: int | None = 1):
+    """Load ``spec`` into a TorchBackend (converting and caching a GGUF file once).
+
+    ``threads`` sets torch's CPU threads (None leaves torch's default)."""
     _offline()
     import torch
+
+    if threads is not None and device == "cpu":
+        torch.set_num_threads(threads)
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import xgrammar as xgr
 
 # Stop tokens used by chat-tuned small models. SmolLM2's default stop is
@@ -53,6 +54,11 @@ class Vocabulary:
 
     def decode(self, ids: Sequence[int]) -> str:
         return b"".join(self.token_bytes[i] for i in ids).decode("utf-8", "replace")
+
+    @cached_property
+    def blank_start(self) -> "np.ndarray":
+        """Tokens whose text starts with a space or a tab."""
+        return np.array([b[:1] in (b" ", b"\t") for b in self.token_bytes], dtype=bool)
 
     @cached_property
     def _sorted(self) -> tuple[list[bytes], list[int]]:

@@ -26,11 +26,25 @@ def _sql() -> Analyzer:
     return SqlAnalyzer()
 
 
+def _tilelang() -> Analyzer:
+    from gdg_lsp.languages.tilelang import TileLangAnalyzer
+
+    return TileLangAnalyzer()
+
+
+def _p4() -> Analyzer:
+    from gdg_lsp.languages.p4 import P4Analyzer
+
+    return P4Analyzer()
+
+
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
     "sql": _sql,
+    "tilelang": _tilelang,
+    "p4": _p4,
 }
-_EXTENSIONS = {".py": "python", ".pyi": "python", ".sql": "sql"}
+_EXTENSIONS = {".py": "python", ".pyi": "python", ".sql": "sql", ".p4": "p4"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 
@@ -57,4 +71,10 @@ def resolve_language(language_id: str, text: str | None = None) -> str:
     key = (language_id or "").lower()
     if key not in _FACTORIES:
         raise UnknownLanguageError(language_id)
+    if key == "python" and text is not None:
+        # a Python file that imports tilelang is completed as TileLang (a cheap regex, no parse)
+        from gdg_lsp.languages.tilelang import imports_tilelang
+
+        if imports_tilelang(text):
+            return "tilelang"
     return key

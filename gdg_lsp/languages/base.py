@@ -75,6 +75,8 @@ class StatementEffects:
     opens_block: str | None = None
     block_bindings: Sequence[Binding] = ()
     context: Mapping[str, Any] | None = None
+    fragment: str | None = None
+    """The fragment the next statement is decoded with (None keeps the current one)."""
 
 
 @dataclass

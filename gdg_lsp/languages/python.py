@@ -236,16 +236,14 @@ class PythonAnalyzer(Analyzer):
             first = offset
             indent = text[line_start:offset]
         region_start = first
-        statement_start = self._statement_start(snapshot, first, line_start)
-        if statement_start < line_start:
-            state = lex_state(text, statement_start, line_start)
-            if state.in_string and len(state.in_string) == 3:
-                return NoHole("inside a multi-line string")
-            if state.depth > 0 or state.backslash:
-                region_start = statement_start
-                prev_start, _ = _line_bounds(text, statement_start)
-                prev_line = text[prev_start:]
-                indent = prev_line[: len(prev_line) - len(prev_line.lstrip(" \t"))]
+        logical = self._logical_line_start(snapshot, line_start)
+        if isinstance(logical, NoHole):
+            return logical
+        if logical < line_start:  # the line continues an open bracket or a backslash
+            prev_start, _ = _line_bounds(text, logical)
+            prev_line = text[prev_start:]
+            indent = prev_line[: len(prev_line) - len(prev_line.lstrip(" \t"))]
+            region_start = prev_start + len(indent)
         rest = text[offset:line_end]
         if rest.strip() and not CLOSERS_ONLY.fullmatch(rest):
             return NoHole("the cursor is in the middle of a line (text follows it)")
@@ -282,22 +280,44 @@ class PythonAnalyzer(Analyzer):
             node = node.parent
         return None
 
+    MAX_LOOKBACK = 20_000
+
     @staticmethod
-    def _statement_start(snapshot: Snapshot, first: int, line_start: int) -> int:
-        """Start of the statement node that the line's first character belongs to."""
-        tree = snapshot.tree
-        if tree is None:
-            return line_start
+    def _logical_line_start(snapshot: Snapshot, line_start: int) -> int | NoHole:
+        """Start of the logical line that the physical line at ``line_start`` belongs to.
+
+        Lexes forward from the start of the top-level statement around the line
+        (tree-sitter keeps those even around errors), noting at each line start
+        whether a bracket, a backslash or a triple-quoted string is still open.
+        """
         text = snapshot.text
-        b = _byte(text, first)
-        node = tree.root_node.descendant_for_byte_range(b, b)
-        while node is not None and node.parent is not None and node.parent.type not in ("block", "module"):
-            node = node.parent
-        if node is None or node.parent is None:
-            return line_start
-        if node.start_byte >= _byte(text, line_start):
-            return line_start
-        return len(snapshot.text.encode("utf-8", "surrogatepass")[: node.start_byte].decode("utf-8", "replace"))
+        anchor = max(0, line_start - PythonAnalyzer.MAX_LOOKBACK)
+        if snapshot.tree is not None:
+            b = _byte(text, line_start)
+            last_start = None
+            for child in snapshot.tree.root_node.children:
+                if child.start_byte >= b:
+                    break
+                last_start = child.start_byte
+            if last_start is not None:
+                source = text.encode("utf-8", "surrogatepass")
+                anchor = max(anchor, len(source[:last_start].decode("utf-8", "replace")))
+        anchor = text.rfind("\n", 0, anchor) + 1 if anchor else 0
+        logical = anchor
+        pos = anchor
+        while pos < line_start:
+            nxt = text.find("\n", pos, line_start)
+            if nxt < 0:
+                break
+            state = lex_state(text, logical, nxt + 1)
+            if state.depth == 0 and not state.backslash and state.in_string is None:
+                logical = nxt + 1  # a complete logical line ended here
+            pos = nxt + 1
+        if logical < line_start:
+            state = lex_state(text, logical, line_start)
+            if state.in_string is not None and len(state.in_string) == 3:
+                return NoHole("inside a multi-line string")
+        return logical
 
     def _keyword_context(self, text: str, line_start: int, indent: str, analysis: _Analysis, pos: int) -> dict[str, list[str]]:
         chain = list(analysis.scope_tree.scope_at(_byte(analysis.text, pos)).chain())

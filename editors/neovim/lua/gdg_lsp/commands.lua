@@ -1,0 +1,109 @@
+-- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus.
+
+local config = require("gdg_lsp.config")
+local status = require("gdg_lsp.status")
+
+local M = {}
+
+local function client_for(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = config.name })[1]
+end
+
+local function scratch(name, lines)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+--- Explain the hole at the cursor: Γ, the rung chosen and why, the grammar,
+--- the suggestion and its timings (gdg/explain).
+function M.explain(decode)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then
+    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.decode = decode ~= false
+  client:request("gdg/explain", params, function(err, result)
+    if err then
+      vim.notify("gdg/explain failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    result = result or {}
+    local text = result.text or result.error or vim.inspect(result)
+    scratch("gdg://explain", vim.split(text, "\n", { plain = true }))
+  end, bufnr)
+end
+
+--- Stop the gdg_lsp clients and start them again on the buffers they served.
+function M.restart()
+  local clients = vim.lsp.get_clients({ name = config.name })
+  local buffers = {}
+  for _, client in ipairs(clients) do
+    for bufnr in pairs(client.attached_buffers) do
+      buffers[bufnr] = true
+    end
+    client:stop()
+  end
+  local cfg = vim.lsp.config[config.name]
+  if not cfg then
+    vim.notify("gdg_lsp is not configured: call require('gdg_lsp').setup()", vim.log.levels.ERROR)
+    return
+  end
+  local timer = vim.uv.new_timer()
+  local waited = 0
+  timer:start(100, 100, vim.schedule_wrap(function()
+    waited = waited + 100
+    local alive = vim.tbl_filter(function(c)
+      return not c:is_stopped()
+    end, clients)
+    if #alive > 0 and waited < 5000 then
+      return
+    end
+    for _, c in ipairs(alive) do
+      c:stop(true) -- did not stop in time
+    end
+    timer:stop()
+    timer:close()
+    status.on_status({ state = "idle" })
+    for bufnr in pairs(buffers) do
+      if vim.api.nvim_buf_is_valid(bufnr) then
+        vim.lsp.start(cfg, { bufnr = bufnr })
+      end
+    end
+  end))
+end
+
+function M.log()
+  local path = require("gdg_lsp").options and require("gdg_lsp").options.log_file
+  if path == nil then
+    path = config.log_path()
+  end
+  if not path then
+    vim.cmd.edit(vim.lsp.get_log_path()) -- no log file of its own: the LSP client's log
+    return
+  end
+  vim.cmd("botright split " .. vim.fn.fnameescape(path))
+end
+
+function M.define()
+  local cmd = vim.api.nvim_create_user_command
+  cmd("GdgExplain", function(args)
+    M.explain(not args.bang)
+  end, { bang = true, desc = "gdg-lsp: explain the hole at the cursor (! skips the model)" })
+  cmd("GdgRestart", M.restart, { desc = "gdg-lsp: restart the server" })
+  cmd("GdgLog", M.log, { desc = "gdg-lsp: open the server log" })
+  cmd("GdgStatus", function()
+    vim.notify(table.concat(status.describe(), "\n"), vim.log.levels.INFO)
+  end, { desc = "gdg-lsp: model state and the last suggestion" })
+end
+
+return M

@@ -1,0 +1,83 @@
+-- The server's state as the editor last heard it: gdg/status (model loading)
+-- and gdg/suggestion (after each inline request). `statusline()` is for the
+-- user's statusline; `:GdgStatus` prints `describe()`.
+
+local M = {
+  model = { state = "idle" }, -- last gdg/status payload
+  suggestion = nil, -- last gdg/suggestion payload
+}
+
+local function emit()
+  vim.schedule(function()
+    vim.api.nvim_exec_autocmds("User", { pattern = "GdgStatus", modeline = false })
+  end)
+end
+
+function M.on_status(payload)
+  if type(payload) == "table" then
+    M.model = payload
+    emit()
+  end
+end
+
+function M.on_suggestion(payload)
+  if type(payload) == "table" then
+    M.suggestion = payload
+    emit()
+  end
+end
+
+local function total_ms(suggestion)
+  local timings = suggestion and suggestion.timingsMs
+  if type(timings) == "table" and type(timings.total) == "number" then
+    return timings.total
+  end
+  return nil
+end
+
+--- A short line: "gdg loading…", "gdg ready 812ms gamma", "gdg failed".
+function M.statusline()
+  local state = M.model.state or "idle"
+  if state == "loading" then
+    return "gdg loading…"
+  elseif state == "failed" then
+    return "gdg failed"
+  elseif state ~= "ready" then
+    return "gdg " .. state
+  end
+  local s = M.suggestion
+  if not s then
+    return "gdg ready"
+  end
+  local parts = { "gdg" }
+  local ms = total_ms(s)
+  if ms then
+    table.insert(parts, ("%dms"):format(math.floor(ms + 0.5)))
+  end
+  if s.rung and s.rung ~= vim.NIL then
+    table.insert(parts, tostring(s.rung) .. (s.guaranteed == true and "✓" or ""))
+  end
+  return table.concat(parts, " ")
+end
+
+--- Several lines for :GdgStatus.
+function M.describe()
+  local m = M.model
+  local lines = { ("model: %s"):format(m.state or "idle") }
+  if m.message and m.message ~= vim.NIL and m.message ~= "" then
+    lines[1] = lines[1] .. " — " .. m.message
+  end
+  if m.model and m.model ~= vim.NIL then
+    table.insert(lines, ("  %s on %s%s"):format(m.model, tostring(m.device),
+      type(m.loadMs) == "number" and (", loaded in %d ms"):format(m.loadMs) or ""))
+  end
+  local s = M.suggestion
+  if s then
+    table.insert(lines, ("last suggestion: %s tokens, rung %s%s, stop %s, %s ms"):format(
+      tostring(s.tokens), tostring(s.rung), s.guaranteed == true and " (guaranteed)" or "",
+      tostring(s.stopReason), tostring(total_ms(s) or "?")))
+  end
+  return lines
+end
+
+return M

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { formatExplain, formatLatency, formatStatus } from "../../src/status";
+
+describe("formatLatency", () => {
+  it("uses ms below a second and seconds above", () => {
+    assert.equal(formatLatency(812.4), "812 ms");
+    assert.equal(formatLatency(1440), "1.4 s");
+    assert.equal(formatLatency(undefined), "?");
+    assert.equal(formatLatency(Number.NaN), "?");
+  });
+});
+
+describe("formatStatus", () => {
+  it("shows loading with the server's message", () => {
+    const view = formatStatus("running", { state: "loading", message: "loading smollm2-135m-instruct" }, undefined);
+    assert.equal(view.text, "$(sync~spin) gdg loading");
+    assert.match(view.tooltip, /loading smollm2-135m-instruct/);
+    assert.equal(view.severity, "normal");
+  });
+
+  it("shows ready and the model before any suggestion", () => {
+    const view = formatStatus(
+      "running",
+      { state: "ready", message: "ready", model: "smollm2-135m-instruct", device: "cpu", loadMs: 5280 },
+      undefined,
+    );
+    assert.equal(view.text, "$(check) gdg ready");
+    assert.match(view.tooltip, /smollm2-135m-instruct on cpu, loaded in 5\.3 s/);
+  });
+
+  it("shows the last latency and rung after a suggestion", () => {
+    const view = formatStatus(
+      "running",
+      { state: "ready" },
+      { text: "eturn count", rung: "gamma", guaranteed: true, tokens: 4, stopReason: "max-lines", timingsMs: { total: 2364.96 } },
+    );
+    assert.equal(view.text, "$(check) gdg 2.4 s · gamma");
+    assert.match(view.tooltip, /rung gamma \(every name in scope\)/);
+    assert.match(view.tooltip, /4 tokens, stopped by max-lines/);
+  });
+
+  it("says why nothing was suggested", () => {
+    const view = formatStatus(
+      "running",
+      { state: "ready" },
+      { text: "", rung: "gamma", reason: "the model produced nothing (timeout)", timingsMs: { total: 90 } },
+    );
+    assert.equal(view.text, "$(check) gdg 90 ms · gamma");
+    assert.match(view.tooltip, /Nothing suggested: the model produced nothing \(timeout\)/);
+  });
+
+  it("marks failures and a missing server as errors", () => {
+    const failed = formatStatus("running", { state: "failed", message: "no such model: x" }, undefined);
+    assert.equal(failed.severity, "error");
+    assert.match(failed.tooltip, /no such model: x/);
+    const missing = formatStatus("not-found", undefined, undefined, "gdg-lsp was not found (looked in PATH)");
+    assert.equal(missing.text, "$(error) gdg-lsp not found");
+    assert.equal(missing.tooltip, "gdg-lsp was not found (looked in PATH)");
+    assert.equal(formatStatus("stopped", undefined, undefined).severity, "warning");
+  });
+
+  it("shows starting until the server reports", () => {
+    assert.equal(formatStatus("starting", undefined, undefined).text, "$(sync~spin) gdg starting");
+    assert.equal(formatStatus("running", { state: "idle" }, undefined).text, "$(sync~spin) gdg starting");
+  });
+});
+
+describe("formatExplain", () => {
+  it("shows the text, or the error, or the raw answer", () => {
+    assert.equal(formatExplain({ text: "hole: Stmt\nΓ: 166 names" }), "hole: Stmt\nΓ: 166 names");
+    assert.equal(formatExplain({ error: "file:///x.py is not open" }), "gdg/explain: file:///x.py is not open");
+    assert.equal(formatExplain({ rung: "gamma" }), '{\n  "rung": "gamma"\n}');
+    assert.equal(formatExplain(null), "gdg/explain returned null");
+  });
+});

@@ -1,0 +1,203 @@
+"""``gdg-lsp bench quality``: how often each arm invents names, and what it costs.
+
+Holes are cut from real code by the language's plug-in
+(``gdg_lsp.bench.<language>``), asked through the same CompletionService the
+server uses, once per arm, and judged by the plug-in's independent oracle.
+Output: a JSON file with every case, a markdown table, and PNG plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gdg_lsp import languages
+from gdg_lsp.bench.cases import HoleCase
+from gdg_lsp.documents import Document
+
+DEFAULT_CORPUS = Path("/work/shared/corpus")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="gdg-lsp bench quality", description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS, help="corpus root (default: %(default)s)")
+    parser.add_argument("--lang", default="python")
+    parser.add_argument("--arms", default="none,syntax,scope", help="comma-separated: none,syntax,scope")
+    parser.add_argument("--n", type=int, default=50, help="number of holes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--max-lines", type=int, default=1)
+    parser.add_argument("--timeout-ms", type=int, default=30000)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for JSON, markdown and plots")
+    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--warm", action="store_true",
+                        help="ask each arm twice and also report the second (grammar already compiled) latency")
+    return parser.parse_args(argv)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, float]]:
+    table: dict[str, dict[str, float]] = {}
+    for arm in arms:
+        mine = [r for r in rows if r["arm"] == arm]
+        if not mine:
+            continue
+        latencies = [r["latency_ms"] for r in mine]
+        table[arm] = {
+            "holes": len(mine),
+            "ghost_suggestions": sum(1 for r in mine if r["ghosts"]),
+            "ghost_rate": sum(1 for r in mine if r["ghosts"]) / len(mine),
+            "ghost_names": sum(len(r["ghosts"]) for r in mine),
+            "parse_rate": sum(r["parsed"] for r in mine) / len(mine),
+            "oracle_pass_rate": sum(r["passed"] for r in mine) / len(mine),
+            "exact_match": sum(r["exact"] for r in mine) / len(mine),
+            "empty_rate": sum(1 for r in mine if not r["suggestion"].strip()) / len(mine),
+            "tokens_mean": statistics.mean(r["tokens"] for r in mine),
+            "free_bits_mean": statistics.mean(r["free_bits"] for r in mine),
+            "latency_p50_ms": percentile(latencies, 0.5),
+            "latency_p95_ms": percentile(latencies, 0.95),
+            "warm_p50_ms": percentile([r["warm_latency_ms"] for r in mine], 0.5),
+            "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
+        }
+    return table
+
+
+def markdown(table: dict[str, dict[str, float]], header: str) -> str:
+    lines = [header, "", "| arm | holes | ghost suggestions | ghost names | parse | oracle pass | exact | empty | tokens | free_bits | p50 ms | p95 ms | warm p50 | warm p95 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for arm, m in table.items():
+        lines.append(
+            f"| {arm} | {m['holes']} | {m['ghost_suggestions']} ({m['ghost_rate']:.0%}) | {m['ghost_names']} | "
+            f"{m['parse_rate']:.0%} | {m['oracle_pass_rate']:.0%} | {m['exact_match']:.0%} | {m['empty_rate']:.0%} | "
+            f"{m['tokens_mean']:.1f} | {m['free_bits_mean']:.1f} | {m['latency_p50_ms']:.0f} | {m['latency_p95_ms']:.0f} | "
+            f"{m['warm_p50_ms']:.0f} | {m['warm_p95_ms']:.0f} |")
+    if "none" in table and "scope" in table and table["none"]["latency_p50_ms"]:
+        lines.append("")
+        lines.append(f"scope/none latency ratio (p50): {table['scope']['latency_p50_ms'] / table['none']['latency_p50_ms']:.2f}"
+                     + (f"; warm: {table['scope']['warm_p50_ms'] / table['none']['warm_p50_ms']:.2f}"
+                        if table["none"]["warm_p50_ms"] else ""))
+    return "\n".join(lines) + "\n"
+
+
+def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Path, title: str) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = list(table)
+    paths = []
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (key, label) in zip(axes, [("ghost_rate", "suggestions with a ghost"), ("oracle_pass_rate", "oracle pass"),
+                                       ("exact_match", "exact match")]):
+        values = [table[a][key] * 100 for a in arms]
+        ax.bar(arms, values, color=["#999999", "#6a8fbf", "#2f7d4a"][: len(arms)])
+        ax.set_ylim(0, 100)
+        ax.set_title(label)
+        ax.set_ylabel("%")
+        for i, v in enumerate(values):
+            ax.text(i, v + 1, f"{v:.0f}%", ha="center", fontsize=9)
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths.append(out / "quality.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.boxplot([[r["latency_ms"] for r in rows if r["arm"] == a] for a in arms], tick_labels=arms, showfliers=False)
+    ax.set_ylabel("latency per suggestion (ms)")
+    ax.set_title(f"{title}: latency")
+    fig.tight_layout()
+    paths.append(out / "latency.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from gdg_lsp.decoding import models
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.service import CompletionService
+    from gdg_lsp.settings import Settings
+
+    plugin = importlib.import_module(f"gdg_lsp.bench.{args.lang}")
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    cases: list[HoleCase] = plugin.cut_holes(args.corpus, args.n, args.seed)
+    print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)
+    device, warning = models.resolve_device(args.device)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    backend = models.load(models.resolve(args.model), device,
+                          lambda m, p: print(f"  {m}" + (f" ({p}%)" if p is not None else ""), file=sys.stderr),
+                          args.threads)
+    workspace_for = getattr(plugin, "workspace_for", None)
+    service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
+    rows: list[dict[str, Any]] = []
+    began = time.perf_counter()
+    for index, case in enumerate(cases, 1):
+        if workspace_for is not None:
+            service.workspace = workspace_for(case, args)
+        doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+        # Untimed: put this document's prompt in the KV cache, as an editor session
+        # has it when the user types, so that no arm pays a cold prefill for the others.
+        service.complete(doc.snapshot(), case.cursor, Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms))
+        for arm in arms:  # arms side by side on each hole: the same warm state for all
+            settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
+                                timeout_ms=args.timeout_ms, model=args.model, device=args.device)
+            service.workspace.settings = settings
+            suggestion = service.complete(doc.snapshot(), case.cursor, settings)
+            # again, as the next keystroke's request would: the grammar is compiled now
+            warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
+            verdict = plugin.check(case, suggestion.text)
+            rows.append({
+                "case": case.case_id, "arm": arm, "suggestion": suggestion.text, "expected": case.expected,
+                "rung": suggestion.rung, "stop": suggestion.stop_reason, "reason": suggestion.reason,
+                "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
+                "exact": suggestion.text.strip() == case.expected.strip(), "tokens": suggestion.tokens,
+                "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
+                "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
+                "details": verdict.details,
+            })
+        print(f"  [{index}/{len(cases)}] {case.case_id}: "
+              + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(arms):]), file=sys.stderr)
+    table = summarize(rows, arms)
+    return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": arms,
+            "model": backend.name, "device": device, "max_tokens": args.max_tokens,
+            "seconds": time.perf_counter() - began, "summary": table, "cases": rows}
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    report = run(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"quality-{args.lang}"
+    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    command = "gdg-lsp bench quality " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "quality"] else [])
+    header = (f"### {args.lang}: {report['n']} holes, model {report['model']} on {report['device']}, "
+              f"seed {args.seed}, max {args.max_tokens} tokens\n\n`{command.strip()}`")
+    md = markdown(report["summary"], header)
+    (args.out / f"{stem}.md").write_text(md, encoding="utf-8")
+    print(md)
+    if not args.no_plots:
+        try:
+            for path in plot(report["summary"], report["cases"], args.out, f"{args.lang} ({report['n']} holes)"):
+                print(f"plot: {path}", file=sys.stderr)
+        except ImportError:
+            print("matplotlib is not installed: no plots (pip install 'gdg-lsp[bench]')", file=sys.stderr)
+    return 0

@@ -1,0 +1,84 @@
+"""``gdg-lsp doctor``: check the installation and say how to fix what is missing."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import platform
+import sys
+import tempfile
+
+from gdg_lsp import __version__, languages
+
+
+def _line(ok: bool | None, what: str, detail: str = "") -> bool:
+    mark = {True: "ok  ", False: "FAIL", None: "warn"}[ok]
+    print(f"[{mark}] {what}" + (f": {detail}" if detail else ""))
+    return ok is not False
+
+
+def _package(name: str, module: str | None = None) -> bool:
+    try:
+        version = importlib.metadata.version(name)
+        importlib.import_module(module or name.replace("-", "_"))
+    except Exception as err:
+        return _line(False, name, f"{err} (reinstall: pip install gdg-lsp)")
+    return _line(True, name, version)
+
+
+def run_doctor() -> int:
+    ok = _line(True, "gdg-lsp", f"{__version__} on Python {platform.python_version()} ({sys.executable})")
+    if sys.version_info < (3, 11):
+        ok &= _line(False, "python", "gdg-lsp needs Python 3.11 or newer")
+    for dist, module in [("torch", None), ("transformers", None), ("xgrammar", None), ("pygls", None),
+                         ("lsprotocol", None), ("tree-sitter", "tree_sitter"), ("tree-sitter-python", "tree_sitter_python"),
+                         ("gguf", None), ("cattrs", None), ("numpy", None)]:
+        ok &= _package(dist, module)
+
+    import torch
+
+    _line(True, "device", "cuda available" if torch.cuda.is_available() else f"cpu ({os.cpu_count()} cores)")
+
+    from gdg_lsp.decoding import models
+    from gdg_lsp.errors import ModelUnavailableError
+
+    try:
+        spec = models.resolve("default")
+        _line(True, "default model", str(spec.path))
+        converted = models.converted_dir(spec)
+        if (converted / "config.json").is_file():
+            _line(True, "converted weights", str(converted))
+        else:
+            _line(None, "converted weights", "not yet (the first start converts them, ~30 s; or run `gdg-lsp model prepare`)")
+    except ModelUnavailableError as err:
+        ok &= _line(False, "default model", str(err))
+
+    root = models.cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root):
+            pass
+        _line(True, "cache folder", str(root))
+    except OSError as err:
+        ok &= _line(False, "cache folder", f"{root} is not writable ({err}); set GDG_LSP_CACHE_DIR")
+
+    for language in languages.supported():
+        try:
+            analyzer = languages.analyzer(language)
+            from gdg_lsp import fragments
+
+            count = len(fragments.load_fragments(analyzer.grammar_dir))
+            _line(True, f"language {language}", f"{count} fragment(s)")
+        except Exception as err:
+            ok &= _line(False, f"language {language}", str(err))
+
+    try:
+        from gdg_lsp.explain import byte_grammars
+
+        byte_grammars().get('root ::= "ok"')
+        _line(True, "grammar engine", "XGrammar compiles")
+    except Exception as err:
+        ok &= _line(False, "grammar engine", str(err))
+    print("\nall good" if ok else "\nsome checks failed: see the fixes above")
+    return 0 if ok else 1

@@ -1,0 +1,65 @@
+"""textDocument/completion: the names of Γ at the cursor (no model needed)."""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+
+log = logging.getLogger(__name__)
+
+MAX_ITEMS = 2000
+KIND = {
+    "Variable": types.CompletionItemKind.Variable,
+    "Parameter": types.CompletionItemKind.Variable,
+    "Function": types.CompletionItemKind.Function,
+    "Class": types.CompletionItemKind.Class,
+    "Module": types.CompletionItemKind.Module,
+    "Import": types.CompletionItemKind.Reference,
+    "Builtin": types.CompletionItemKind.Keyword,
+    "Table": types.CompletionItemKind.Class,
+    "Column": types.CompletionItemKind.Field,
+    "Field": types.CompletionItemKind.Field,
+    "Buffer": types.CompletionItemKind.Variable,
+    "ApiMember": types.CompletionItemKind.Method,
+    "Action": types.CompletionItemKind.Function,
+    "ParserState": types.CompletionItemKind.EnumMember,
+}
+
+
+def describe(binding) -> str:
+    attrs = ", ".join(f"{k}={v}" for k, v in binding.attrs.items() if k not in ("scope",) and v not in (None, ""))
+    return f"{binding.sort}" + (f" ({attrs})" if attrs else "")
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
+    def completion(ls, params: types.CompletionParams) -> types.CompletionList:
+        session = ls.session
+        empty = types.CompletionList(is_incomplete=False, items=[])
+        doc = session.documents.find(params.text_document.uri)
+        if doc is None:
+            return empty
+        analyzer = session.analyzer_for(doc.language_id, doc.text)
+        if analyzer is None:
+            return empty
+        offset = doc.offset_at(params.position.line, params.position.character, session.encoding)
+        text = doc.text
+        start = offset
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        if start > 0 and text[start - 1] == ".":
+            return empty  # an attribute of a value whose type Γ does not know
+        prefix = text[start:offset]
+        try:
+            gamma = analyzer.gamma_at(doc.snapshot(), offset, session.workspace)
+        except Exception:
+            log.exception("Γ failed at %s:%s", doc.uri, offset)
+            return empty
+        items = [
+            types.CompletionItem(label=b.name, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
+                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + b.name)
+            for b in gamma.bindings()
+            if b.name.lower().startswith(prefix.lower())
+        ]
+        return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])

@@ -1,0 +1,46 @@
+"""initialize / initialized / workspace/didChangeConfiguration / shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+
+from gdg_lsp.documents import PositionEncoding
+
+log = logging.getLogger(__name__)
+
+
+def register(server) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls, params: types.InitializeParams) -> None:
+        session = ls.session
+        session.loop = asyncio.get_running_loop()
+        session.encoding = PositionEncoding.parse(ls.workspace.position_encoding)
+        session.set_roots(params)
+        session.apply_settings(params.initialization_options, initial=True)
+        log.info("client %s, position encoding %s, roots %s",
+                 params.client_info.name if params.client_info else "?", session.encoding.value,
+                 [str(r) for r in session.workspace.roots])
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls, params: types.InitializedParams) -> None:
+        ls.session.start_model()  # in the decode worker: the server keeps answering meanwhile
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls, params: types.DidChangeConfigurationParams) -> None:
+        data = params.settings
+        if not data:  # pull-style clients send nothing: ask for the section
+            try:
+                result = await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="gdg")]))
+                data = result[0] if result else None
+            except Exception as err:
+                log.warning("could not read the gdg configuration section: %s", err)
+                return
+        ls.session.apply_settings(data)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls, params) -> None:
+        ls.session.worker.shutdown()

@@ -1,0 +1,57 @@
+"""gdg/explain and gdg/status: the debug data behind a suggestion, for editors' commands."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from gdg_lsp.explain import explain_hole, explain_suggestion
+from gdg_lsp.server.session import status_payload
+from gdg_lsp.server.worker import ModelNotReady
+
+log = logging.getLogger(__name__)
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def register(server) -> None:
+    @server.feature("gdg/status")
+    def status(ls, params: Any = None) -> dict:
+        payload = status_payload(ls.session.worker.state)
+        payload["lastSuggestion"] = ls.session.last_suggestion
+        return payload
+
+    @server.feature("gdg/explain")
+    async def explain(ls, params: Any) -> dict:
+        """params: {textDocument: {uri}, position: {line, character}, decode?: bool}"""
+        session = ls.session
+        document = _get(params, "textDocument") or _get(params, "text_document")
+        position = _get(params, "position")
+        uri = _get(document, "uri")
+        if uri is None or position is None:
+            return {"error": "gdg/explain needs textDocument.uri and position"}
+        doc = session.documents.find(uri)
+        if doc is None:
+            return {"error": f"{uri} is not open"}
+        offset = doc.offset_at(int(_get(position, "line", 0)), int(_get(position, "character", 0)), session.encoding)
+        snapshot = doc.snapshot()
+        settings = session.settings
+        if not _get(params, "decode", True) or session.worker.state.state != "ready":
+            report = explain_hole(snapshot, offset, settings, session.workspace)
+            if session.worker.state.state != "ready":
+                report["text"] += f"\n(model {session.worker.state.state}: {session.worker.state.message})"
+            return report
+        job = session.worker.submit("explain:" + uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))
+        try:
+            suggestion = await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel.set()
+            raise
+        except ModelNotReady as err:
+            return {"error": str(err)}
+        return explain_suggestion(suggestion, settings)

@@ -1,0 +1,55 @@
+"""textDocument/inlineCompletion: the ghost text.
+
+The request is analysed and decoded on the decode worker against a snapshot
+of the document; a newer request for the same document supersedes it, and
+``$/cancelRequest`` stops it before its next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+
+from gdg_lsp.server.worker import ModelNotReady
+
+log = logging.getLogger(__name__)
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    async def inline_completion(ls, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        session = ls.session
+        empty = types.InlineCompletionList(items=[])
+        doc = session.documents.find(params.text_document.uri)
+        if doc is None or not session.settings.inline:
+            return empty
+        if session.analyzer_for(doc.language_id, doc.text) is None:
+            return empty
+        position = params.position
+        offset = doc.offset_at(position.line, position.character, session.encoding)
+        snapshot = doc.snapshot()
+        settings = session.settings
+        job = session.worker.submit(doc.uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))
+        try:
+            suggestion = await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel.set()  # $/cancelRequest: the decode stops before its next token
+            raise
+        except ModelNotReady as err:
+            log.info("no inline suggestion: %s", err)
+            return empty
+        if suggestion is None:
+            return empty  # superseded by a newer request for this document
+        info = {"uri": doc.uri, "version": snapshot.version, **suggestion.summary()}
+        session.last_suggestion = info
+        ls.protocol.notify("gdg/suggestion", info)
+        if not suggestion.text:
+            return empty
+        start = doc.position_at(suggestion.start, session.encoding) if doc.version == snapshot.version else (position.line, position.character)
+        end = doc.position_at(suggestion.end, session.encoding) if doc.version == snapshot.version else start
+        return types.InlineCompletionList(items=[types.InlineCompletionItem(
+            insert_text=suggestion.text,
+            range=types.Range(types.Position(*start), types.Position(*end)),
+        )])

@@ -1,0 +1,173 @@
+"""Per-server state: documents, settings, workspace, the decode worker, and messages to the client.
+
+Handlers (one module per LSP method) reach it as ``server.session``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from gdg_lsp import languages
+from gdg_lsp.documents import DocumentStore, PositionEncoding
+from gdg_lsp.errors import UnknownLanguageError
+from gdg_lsp.languages.base import Analyzer, WorkspaceContext
+from gdg_lsp.server.worker import DecodeWorker, WorkerState
+from gdg_lsp.settings import Settings, from_json
+
+if TYPE_CHECKING:
+    from gdg_lsp.server import GdgLanguageServer
+
+log = logging.getLogger(__name__)
+
+
+def _parser_for(language_id: str, uri: str):
+    try:
+        return languages.analyzer(language_id).parser()
+    except UnknownLanguageError:
+        return None
+
+
+class Session:
+    def __init__(self, server: GdgLanguageServer) -> None:
+        self.server = server
+        self.documents = DocumentStore(_parser_for)
+        self.settings = Settings()
+        self.workspace = WorkspaceContext(settings=self.settings)
+        self.encoding = PositionEncoding.UTF16
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.worker = DecodeWorker(self._worker_state, self._worker_progress)
+        self._progress_token: str | None = None
+        self._progress_begun = False
+        self._warned_languages: set[str] = set()
+        self.last_suggestion: dict[str, Any] | None = None
+        self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
+
+    # -- settings & workspace ----------------------------------------------------------
+
+    def apply_settings(self, data: Any, *, initial: bool = False) -> None:
+        previous = self.settings
+        settings, problems = from_json(data, base=Settings() if initial else self.settings)
+        self.settings = settings
+        self.workspace.settings = settings
+        for problem in problems:
+            self.show(problem, types.MessageType.Warning)
+        if not initial and (previous.model, previous.device, previous.threads) != (settings.model, settings.device, settings.threads):
+            self.start_model()
+
+    def set_roots(self, params: types.InitializeParams) -> None:
+        roots: list[Path] = []
+        for folder in params.workspace_folders or []:
+            if (path := uri_to_path(folder.uri)) is not None:
+                roots.append(path)
+        if not roots and params.root_uri and (path := uri_to_path(params.root_uri)) is not None:
+            roots.append(path)
+        if not roots and params.root_path:
+            roots.append(Path(params.root_path))
+        self.workspace.roots = roots
+
+    def analyzer_for(self, language_id: str, text: str | None = None) -> Analyzer | None:
+        try:
+            return languages.analyzer(language_id, text)
+        except UnknownLanguageError as err:
+            if language_id not in self._warned_languages:
+                self._warned_languages.add(language_id)
+                log.info("%s", err)
+            return None
+
+    # -- the model -------------------------------------------------------------------
+
+    def start_model(self) -> None:
+        self.worker.load(self.settings, self.workspace)
+
+    def _worker_state(self, state: WorkerState) -> None:
+        self.call_soon(self._announce_state, state)
+
+    def _announce_state(self, state: WorkerState) -> None:
+        self.server.protocol.notify("gdg/status", status_payload(state))
+        if state.state == "loading":
+            self._begin_progress(state.message)
+        elif state.state in ("ready", "failed"):
+            self._end_progress(state.message)
+            if state.state == "failed":
+                self.show(f"gdg-lsp: {state.message}. Names from Γ are still offered as completion items.",
+                          types.MessageType.Error)
+            else:
+                log.info("%s (%.1f s)", state.message, state.load_seconds or 0.0)
+
+    def _worker_progress(self, message: str, percent: int | None) -> None:
+        self.call_soon(self._report_progress, message, percent)
+
+    def _supports_progress(self) -> bool:
+        caps = self.server.client_capabilities
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    def _begin_progress(self, title: str) -> None:
+        if not self._supports_progress() or self._progress_token is not None or self.loop is None:
+            return
+        token = self._progress_token = f"gdg-model-{uuid.uuid4().hex[:8]}"
+        self._progress_begun = False
+
+        async def begin() -> None:
+            try:
+                await self.server.work_done_progress.create_async(token)
+            except Exception as err:  # the client refused or went away: no progress bar then
+                log.debug("work done progress refused: %s", err)
+                return
+            if self._progress_token == token:
+                self.server.work_done_progress.begin(
+                    token, types.WorkDoneProgressBegin(title="gdg-lsp", message=title, percentage=0))
+                self._progress_begun = True
+
+        self.loop.create_task(begin())
+
+    def _report_progress(self, message: str, percent: int | None) -> None:
+        log.info("%s%s", message, f" ({percent}%)" if percent is not None else "")
+        if self._progress_token is None or not self._progress_begun:
+            return
+        try:
+            self.server.work_done_progress.report(
+                self._progress_token, types.WorkDoneProgressReport(message=message, percentage=percent))
+        except Exception:  # the client may not have acknowledged the token yet
+            log.debug("progress report dropped", exc_info=True)
+
+    def _end_progress(self, message: str) -> None:
+        token, self._progress_token = self._progress_token, None
+        if token is None or not self._progress_begun:
+            return
+        try:
+            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        except Exception:
+            log.debug("progress end dropped", exc_info=True)
+
+    # -- talking to the client -------------------------------------------------------
+
+    def call_soon(self, fn, *args: Any) -> None:
+        """Run ``fn`` on the event loop (safe from any thread)."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(fn, *args)
+        else:
+            fn(*args)
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        (log.warning if kind in (types.MessageType.Error, types.MessageType.Warning) else log.info)("%s", message)
+        try:
+            self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+        except Exception:
+            log.debug("could not show a message", exc_info=True)
+
+
+def status_payload(state: WorkerState) -> dict[str, Any]:
+    return {"state": state.state, "message": state.message, "model": state.model, "device": state.device,
+            "loadMs": round(state.load_seconds * 1000) if state.load_seconds is not None else None}
+
+
+def uri_to_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None

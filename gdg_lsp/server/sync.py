@@ -1,0 +1,46 @@
+"""textDocument/didOpen, didChange, didClose: the document store and nothing else.
+
+A keystroke costs one edit, one line-index update and one incremental
+re-parse; diagnostics are only scheduled (debounced).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+
+from gdg_lsp.server import diagnostics
+
+log = logging.getLogger(__name__)
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
+        diagnostics.schedule(ls, item.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        doc = ls.session.documents.find(uri)
+        if doc is None:
+            log.warning("didChange for %s, which is not open: ignored (send didOpen first)", uri)
+            return
+        changes = []
+        for change in params.content_changes:
+            rng = getattr(change, "range", None)
+            if rng is None:
+                changes.append((None, change.text))
+            else:
+                changes.append(((rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text))
+        doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
+        diagnostics.schedule(ls, uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.session.documents.close(uri)
+        diagnostics.clear(ls, uri)

@@ -1,0 +1,117 @@
+"""Shared fixtures.
+
+- ``byte_cache``: grammars compiled for a one-byte-per-token vocabulary (fast, model-free).
+- ``tiny_vocab`` / ``random_backend``: a small vocabulary and a random-weight
+  model over it; the guarantee must hold for any weights, so this is how it is tested.
+- ``smol_vocab``: the default model's real tokenizer (for healing and gate tests).
+- ``real_backend``: the default model itself (slow tests).
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+if not CORPUS.is_dir():  # a clone outside the workspace layout
+    CORPUS = Path(os.environ.get("GDG_CORPUS", "/work/shared/corpus"))
+PYTHON_CORPUS = CORPUS / "python" / "Lib"
+
+
+def pytest_collection_modifyitems(config, items):
+    # GPU tests need CUDA; on a machine without it they are deselected (and
+    # counted in the summary), never silently passed.
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except Exception:
+        has_cuda = False
+    if has_cuda:
+        return
+    kept, dropped = [], []
+    for item in items:
+        (dropped if item.get_closest_marker("gpu") else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads():
+    """One CPU thread, as the server uses by default: OpenMP spin-waits cost more
+    than they save on these models, badly so on a busy 2-core machine."""
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    yield
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    assert CORPUS.is_dir(), f"corpus not found at {CORPUS} (set GDG_CORPUS)"
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def byte_cache():
+    from gdg_lsp.explain import byte_grammars
+
+    return byte_grammars()
+
+
+TINY_TOKENS = sorted(
+    set(string.ascii_letters + string.digits + "_ .,:;()[]{}=+-*/%<>!&|^~@#'\"\\\n\t")
+    | {"    ", "  ", " =", " (", "()", "):", "self", "return", " return", "def", "if", " if", "for", " for",
+       " in", "not", " not", "and", " and", "lambda", "None", "True", "False", "pass", "import", "from",
+       "\n    ", "\n        ", "x", "xy", "ab", "abc", "len", "print"}
+)
+
+
+@pytest.fixture(scope="session")
+def tiny_vocab():
+    from gdg_lsp.decoding.vocab import ListVocabulary
+
+    return ListVocabulary(TINY_TOKENS)
+
+
+@pytest.fixture(scope="session")
+def random_backend(tiny_vocab):
+    from gdg_lsp.decoding.models import random_backend
+
+    return random_backend(tiny_vocab, seed=0)
+
+
+@pytest.fixture(scope="session")
+def smol_vocab():
+    """The default model's tokenizer, without its weights."""
+    from transformers import AutoTokenizer
+
+    from gdg_lsp.decoding import models
+    from gdg_lsp.decoding.vocab import HFVocabulary
+
+    spec = models.resolve("default")
+    converted = models.converted_dir(spec)
+    if (converted / "tokenizer.json").is_file():
+        tokenizer = AutoTokenizer.from_pretrained(str(converted), local_files_only=True)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
+    return HFVocabulary(tokenizer, vocab_size=49152)
+
+
+@pytest.fixture(scope="session")
+def smol_cache(smol_vocab):
+    from gdg_lsp.decoding.grammars import GrammarCache
+
+    return GrammarCache(smol_vocab)
+
+
+@pytest.fixture(scope="session")
+def real_backend():
+    from gdg_lsp.decoding import models
+
+    return models.load(models.resolve("default"), "cpu")

@@ -1,0 +1,69 @@
+"""The grammar gate for Python: real lines are accepted at the gamma rung with the Γ
+the analyzer derives at that line, and the same line with one reference swapped for
+a name outside Γ is rejected, by the compiled grammar the decoder uses."""
+
+from __future__ import annotations
+
+import ast
+import random
+
+import pytest
+
+from gdg_lsp import fragments
+from gdg_lsp.decoding.grammars import full_match
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.languages.base import Hole, WorkspaceContext
+from gdg_lsp.languages.python import PythonAnalyzer, parse
+
+FILES = ["bisect.py", "fnmatch.py", "genericpath.py", "linecache.py", "glob.py", "copyreg.py"]
+PER_FILE = 5
+
+
+def _single_line_statements(text: str):
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.stmt,)) and node.lineno == node.end_lineno and not hasattr(node, "body"):
+            line = lines[node.lineno - 1]
+            if ";" in line or line.strip() != ast.get_source_segment(text, node):
+                continue
+            yield node, line
+
+
+def _cases(corpus):
+    rng = random.Random(2)
+    for name in FILES:
+        path = corpus / "python" / "Lib" / name
+        text = path.read_text(encoding="utf-8")
+        candidates = list(_single_line_statements(text))
+        for node, line in rng.sample(candidates, min(PER_FILE, len(candidates))):
+            yield name, text, node, line
+
+
+def test_gate(corpus, smol_cache):
+    analyzer = PythonAnalyzer()
+    frag = fragments.fragment("python", "statement")
+    checked = rejected = 0
+    for name, text, node, line in _cases(corpus):
+        indent = line[: len(line) - len(line.lstrip())]
+        line_start = sum(len(l) + 1 for l in text.split("\n")[: node.lineno - 1])
+        cursor = line_start + len(indent)
+        doc = text[:cursor] + text[line_start + len(line):]
+        hole = analyzer.hole_at(Snapshot(f"file:///{name}", "python", 1, doc, parse(doc.encode())), cursor, WorkspaceContext())
+        assert isinstance(hole, Hole), (name, line)
+        grammar = fragments.instantiate(frag, "gamma", hole.gamma, hole.context)
+        compiled = smol_cache.get(grammar.text)
+        stmt = line.strip()
+        assert full_match(compiled, stmt + "\n"), f"{name}: positive rejected: {stmt!r}"
+        checked += 1
+        comprehension_spans = [(n.col_offset, n.end_col_offset) for n in ast.walk(node)
+                               if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda))]
+        for ref in (n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)):
+            if any(a <= ref.col_offset < b for a, b in comprehension_spans):
+                continue  # checked after decoding (unbound_references), not by the mask
+            start = ref.col_offset - len(indent)
+            ghost = "zz_not_in_gamma"
+            swapped = stmt[:start] + ghost + stmt[start + len(ref.id):]
+            assert not full_match(compiled, swapped + "\n"), f"{name}: ghost accepted: {swapped!r}"
+            rejected += 1
+    assert checked >= 30 and rejected >= 30, (checked, rejected)
