@@ -65,15 +65,15 @@ _DSN_FILE = Path(os.environ.get("GDG_TEST_PG_DSN_FILE", "/tmp/gdg-test-pg.dsn"))
 
 @pytest.fixture(scope="session")
 def pg_dsn() -> str:
-    """A DSN of a live server: $GDG_TEST_PG_DSN (set by `source .ci/postgres.sh`),
+    """A DSN of a live server: $GDG_TEST_PG_DSN (set by `source .ci/setup.d/postgres.sh`),
     else one this session starts with the same script when PostgreSQL is installed."""
     dsn = os.environ.get("GDG_TEST_PG_DSN")
     if dsn:
         return dsn
-    script = ROOT / ".ci" / "postgres.sh"
+    script = ROOT / ".ci" / "setup.d" / "postgres.sh"
     if not any(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
-        pytest.fail("no PostgreSQL server: run `source .ci/postgres.sh` (installs Debian's postgresql and starts one)")
+        pytest.fail("no PostgreSQL server: run `source .ci/setup.d/postgres.sh` (installs Debian's postgresql, starts one)")
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=180)
     if done.returncode != 0:
-        pytest.fail(f".ci/postgres.sh failed: {done.stderr.strip()}")
+        pytest.fail(f".ci/setup.d/postgres.sh failed: {done.stderr.strip()}")
     return done.stdout.strip().splitlines()[-1]

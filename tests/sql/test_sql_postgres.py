@@ -1,4 +1,4 @@
-"""The PostgreSQL source against a real server (`source .ci/postgres.sh` starts one).
+"""The PostgreSQL source against a real server (`source .ci/setup.d/postgres.sh` starts one).
 
 The schema is created through a separate admin connection; the source under
 test only reads the catalog, inside a READ ONLY transaction, and the tests
