@@ -285,6 +285,12 @@ def map_slots(expr: Expr, fn: Callable[[str], Expr | None]) -> Expr | None:
     return _prune(expr, lambda e: fn(e.name) if isinstance(e, Slot) else e)
 
 
+def map_leaves(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr | None:
+    """Like ``map_slots`` for every leaf (slot, rule reference, literal, class):
+    ``fn`` returns the replacement, or ``None`` for "matches nothing"."""
+    return _prune(expr, fn)
+
+
 def _prune(expr: Expr, leaf: Callable[[Expr], Expr | None]) -> Expr | None:
     if isinstance(expr, (Slot, Ref, Lit, CharClass)):
         return leaf(expr)
@@ -325,7 +331,8 @@ def prune_empty_rules(rules: dict[str, Expr], root: str = "root") -> dict[str, E
         }
         if root not in live or live[root] is None:
             raise GrammarError("the grammar matches nothing once empty slots are removed")
-    return {name: expr for name, expr in live.items() if name in reachable(live, root)}
+    keep = reachable(live, root)  # once: per rule it made large grammars quadratic
+    return {name: expr for name, expr in live.items() if name in keep}
 
 
 def references(expr: Expr) -> Iterable[str]:

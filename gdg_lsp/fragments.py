@@ -21,6 +21,16 @@ a fragment's own ``[fragments.<f>.slots.<name>]`` replaces the shared spec. A
 fragment may name a ``start`` rule: several fragments then share one template
 file, each made of the rules reachable from its start (and only their slots).
 
+A fragment may declare rule *families*: a set of its rules copied once per
+member of a list the hole's context supplies (``members``, a context key, or
+one key per rung). Each member is a mapping whose entries are looked up
+before the hole's context when the copy's slots are answered, so one copy
+can read "the columns of this table" while another reads "the columns of that
+one". Inside a copy, references to rules of the same family stay inside the
+copy; a reference from any other rule to a family rule means "any member's
+copy" (an alternation). SQL uses this to keep a select list consistent with
+the FROM clause the same suggestion writes after it.
+
 Rungs, tightest first: ``pin`` ⊑ ``ctx`` ⊑ ``gamma`` ⊑ ``base``. A slot without
 a spec for a rung uses the next looser rung's spec.
 """
@@ -75,6 +85,23 @@ class SlotSpec:
 
 
 @dataclass(frozen=True)
+class Family:
+    """Rules instantiated once per member of a context list (see the module docstring)."""
+
+    name: str
+    rules: tuple[str, ...]
+    members: Mapping[str, str]  # rung (or "all") -> context key holding the member list
+
+    def members_key(self, rung: str) -> str:
+        for candidate in RUNGS[RUNGS.index(rung) :]:
+            if candidate in self.members:
+                return self.members[candidate]
+        if "all" in self.members:
+            return self.members["all"]
+        raise GrammarError(f"family {self.name!r} has no members for rung {rung!r}")
+
+
+@dataclass(frozen=True)
 class Fragment:
     language: str
     name: str
@@ -83,6 +110,7 @@ class Fragment:
     rules: Mapping[str, ebnf.Expr]
     slots: Mapping[str, SlotSpec]
     description: str = ""
+    families: tuple[Family, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,32 +163,83 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
     Each distinct name set is rendered once, as its own rule, and referenced by
     every slot that has that answer (cheaper to compile; identical sets across
     requests give identical text, which is what the compile cache keys on).
+    Family rules are copied once per member (see the module docstring).
     """
     began = time.perf_counter()
     context = context or {}
     set_rules: dict[tuple[str, ...], str] = {}
-    replacements: dict[str, ebnf.Expr | None] = {}
     values: dict[str, tuple[str, ...] | str] = {}
-    for slot_name in sorted(fragment.slots):
+    answers: dict[tuple[str, int], ebnf.Expr | None] = {}
+
+    def replacement(slot_name: str, scope: Mapping[str, Any], member: int) -> ebnf.Expr | None:
+        if (slot_name, member) in answers:
+            return answers[(slot_name, member)]
         slot = fragment.slots[slot_name]
-        answer = _answer(slot.spec_for(rung), slot_name, gamma, context)
+        answer = _answer(slot.spec_for(rung), slot_name, gamma, scope)
+        shown = slot_name if member < 0 else f"{slot_name}[{member}]"
         if answer is None:
             if not slot.optional:
-                raise GammaEmptyError(slot_name, dict(slot.spec_for(rung)))
-            replacements[slot_name] = None
-            values[slot_name] = ()
+                raise GammaEmptyError(shown, dict(slot.spec_for(rung)))
+            result, values[shown] = None, ()
         elif isinstance(answer, list):
             key = tuple(sorted(set(answer)))
-            rule = set_rules.setdefault(key, f"gamma_set_{len(set_rules)}")
-            replacements[slot_name] = ebnf.Ref(rule)
-            values[slot_name] = key
+            result = ebnf.Ref(set_rules.setdefault(key, f"gamma_set_{len(set_rules)}"))
+            values[shown] = key
         else:
-            replacements[slot_name] = answer
-            values[slot_name] = ebnf.render_expr(answer)
-    rules: dict[str, ebnf.Expr | None] = {
-        name: ebnf.map_slots(expr, lambda s: replacements[s]) for name, expr in fragment.rules.items()
-    }
-    live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
+            result, values[shown] = answer, ebnf.render_expr(answer)
+        answers[(slot_name, member)] = result
+        return result
+
+    family_of = {rule: fam for fam in fragment.families for rule in fam.rules}
+    member_lists: dict[str, list[Mapping[str, Any]]] = {}
+    for fam in fragment.families:
+        key = fam.members_key(rung)
+        members = [m for m in context.get(key, ()) if isinstance(m, Mapping)]
+        if not members:
+            raise GammaEmptyError(f"family:{fam.name}", f"context list {key!r} has no members")
+        member_lists[fam.name] = members
+
+    def copy_name(rule: str, member: int) -> str:
+        return f"{rule}__{family_of[rule].name}_{member}"
+
+    def outside_ref(expr: ebnf.Expr) -> ebnf.Expr:
+        # from outside a family, a family rule means any member's copy
+        if isinstance(expr, ebnf.Ref) and expr.name in family_of:
+            fam = family_of[expr.name]
+            copies = tuple(ebnf.Ref(copy_name(expr.name, i)) for i in range(len(member_lists[fam.name])))
+            return copies[0] if len(copies) == 1 else ebnf.Alt(copies)
+        return expr
+
+    def inside_ref(fam: Family, member: int) -> Callable[[ebnf.Expr], ebnf.Expr]:
+        def fix(expr: ebnf.Expr) -> ebnf.Expr:
+            if isinstance(expr, ebnf.Ref) and expr.name in family_of:
+                if family_of[expr.name] is fam:
+                    return ebnf.Ref(copy_name(expr.name, member))
+                return outside_ref(expr)
+            return expr
+        return fix
+
+    rules: dict[str, ebnf.Expr | None] = {}
+    for name, expr in fragment.rules.items():
+        if name in family_of:
+            continue
+        rules[name] = ebnf.map_leaves(expr, lambda e: replacement(e.name, context, -1) if isinstance(e, ebnf.Slot) else outside_ref(e))
+    for fam in fragment.families:
+        for index, member in enumerate(member_lists[fam.name]):
+            scope = {**context, **member}
+            fix = inside_ref(fam, index)
+            offset = 1000 * (fragment.families.index(fam) + 1) + index
+            for name in fam.rules:
+                rules[copy_name(name, index)] = ebnf.map_leaves(
+                    fragment.rules[name],
+                    lambda e, scope=scope, fix=fix, offset=offset: (
+                        replacement(e.name, scope, offset) if isinstance(e, ebnf.Slot) else fix(e)
+                    ),
+                )
+    try:
+        live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
+    except GrammarError as err:  # every derivation needed an empty optional slot
+        raise GammaEmptyError("root", str(err)) from err
     text = ebnf.render(live) + "".join(
         f"{rule} ::= {render_alternation(names)}\n" for names, rule in set_rules.items()
     )
@@ -183,6 +262,7 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
     for name, entry in manifest.get("fragments", {}).items():
         origin = f"grammars/{language}/{entry['file']}"
         rules = ebnf.parse(folder.joinpath(entry["file"]).read_text(encoding="utf-8"), origin)
+        parsed = set(rules)
         if start := entry.get("start"):
             # several fragments share one template, each from its own start rule
             if start not in rules:
@@ -206,9 +286,25 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
         used = {s for expr in rules.values() for s in ebnf.slots(expr)}
         if missing := used - set(slot_specs):
             raise GrammarError(f"{origin}: slots {sorted(missing)} have no spec in the manifest")
+        families = []
+        for fam_name, fam in entry.get("families", {}).items():
+            members = fam.get("members")
+            members = {"all": members} if isinstance(members, str) else dict(members or {})
+            listed = tuple(fam.get("rules", ()))
+            if not members or not listed:
+                raise GrammarError(f"{origin}: family {fam_name!r} needs `members` and `rules`")
+            if unknown := [r for r in listed if r not in parsed]:
+                raise GrammarError(f"{origin}: family {fam_name!r} names undefined rules {unknown}")
+            fam_rules = tuple(r for r in listed if r in rules)  # those this fragment's start reaches
+            if "root" in fam_rules:
+                raise GrammarError(f"{origin}: the root rule cannot belong to family {fam_name!r}")
+            families.append(Family(fam_name, fam_rules, members))
+        if len({r for f in families for r in f.rules}) != sum(len(f.rules) for f in families):
+            raise GrammarError(f"{origin}: a rule belongs to two families")
         fragments[name] = Fragment(
             language, name, entry.get("anchor", "Stmt"), rungs, rules,
             {k: v for k, v in slot_specs.items() if k in used}, entry.get("description", ""),
+            tuple(families),
         )
     return fragments
 

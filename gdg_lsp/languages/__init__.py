@@ -20,6 +20,12 @@ def _python() -> Analyzer:
     return PythonAnalyzer()
 
 
+def _sql() -> Analyzer:
+    from gdg_lsp.languages.sql import SqlAnalyzer
+
+    return SqlAnalyzer()
+
+
 def _tilelang() -> Analyzer:
     from gdg_lsp.languages.tilelang import TileLangAnalyzer
 
@@ -34,10 +40,11 @@ def _p4() -> Analyzer:
 
 _FACTORIES: dict[str, Callable[[], Analyzer]] = {
     "python": _python,
+    "sql": _sql,
     "tilelang": _tilelang,
     "p4": _p4,
 }
-_EXTENSIONS = {".py": "python", ".pyi": "python", ".p4": "p4"}
+_EXTENSIONS = {".py": "python", ".pyi": "python", ".sql": "sql", ".p4": "p4"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 

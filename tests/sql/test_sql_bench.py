@@ -1,0 +1,69 @@
+"""The SQL benchmark plug-in: cases from the corpus, and its SQLite oracle."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from gdg_lsp.bench import sql as bench
+
+
+def test_cases_are_deterministic_documents_ending_in_select(corpus):
+    cases = bench.cut_holes(corpus, 12, seed=3)
+    assert len(cases) == 12 and [c.case_id for c in cases] == [c.case_id for c in bench.cut_holes(corpus, 12, 3)]
+    for case in cases:
+        assert case.text.startswith("-- ") and case.text.endswith("\nSELECT ") and case.cursor == len(case.text)
+        assert case.language == "sql" and Path(case.meta["database"]).is_file()
+        assert (Path(case.meta["workspace_roots"][0]) / "schema.sql").is_file()
+    assert len(bench.cut_holes(corpus, 0, 0)) == 150
+
+
+def test_the_gold_query_passes_and_the_database_is_untouched(corpus):
+    cases = bench.cut_holes(corpus, 20, seed=1)
+    db = Path(cases[0].meta["database"])
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for case in cases:
+        result = bench.check(case, case.expected)
+        assert result.parsed and result.passed and not result.ghosts, (case.meta["gold"], result.details)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def test_ghosts_syntax_errors_and_wrong_rows(corpus):
+    case = next(c for c in bench.cut_holes(corpus, 0, 0) if c.meta["db_id"] == "concert_singer")
+    ghost = bench.check(case, "nosuch_column FROM singer;")
+    assert ghost.parsed and ghost.ghosts == ["nosuch_column"] and not ghost.passed
+    table = bench.check(case, "* FROM nosuch_table")
+    assert table.ghosts == ["nosuch_table"]
+    broken = bench.check(case, "name FROM")
+    assert not broken.parsed and not broken.ghosts
+    wrong = bench.check(case, "count(*) FROM singer WHERE 0;")
+    assert wrong.parsed and wrong.details["executes"] and not wrong.passed
+
+
+def test_rows_match_respects_order_only_when_asked():
+    assert bench.rows_match([(1,), (2,)], [(2,), (1,)], ordered=False)
+    assert not bench.rows_match([(1,), (2,)], [(2,), (1,)], ordered=True)
+    assert bench.rows_match([(0.1 + 0.2,)], [(0.3,)], ordered=True)
+    assert not bench.rows_match([(1,)], [(1,), (1,)], ordered=False)
+
+
+def test_a_query_that_runs_too_long_is_stopped(corpus, tmp_path):
+    db = next(Path(c.meta["database"]) for c in bench.cut_holes(corpus, 1, 0))
+    rows, error = bench.run_query(str(db), "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                                           "SELECT count(*) FROM r", timeout=0.5)
+    assert rows is None and error
+
+
+@pytest.mark.slow
+def test_real_model_scope_names_only_what_exists(corpus):
+    """One run of the default model through the whole pipeline, every arm's first question."""
+    from gdg_lsp.decoding import models
+
+    models.resolve("default")  # fails clearly when the model package is missing
+    cases = [c for c in bench.cut_holes(corpus, 0, 0) if c.meta["db_id"] in ("concert_singer", "poker_player")][:2]
+    result = bench.measure(cases, ["scope"], max_tokens=96, timeout_ms=120_000)
+    for record in result["records"]:
+        assert not record["ghosts"], record
+        assert record["rung"] in ("ctx", "gamma"), record
