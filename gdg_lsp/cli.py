@@ -231,7 +231,7 @@ def _model(args: argparse.Namespace) -> int:
         print(f"model:  {spec.describe()}")
         if spec.kind == "gguf":
             cached = models.converted_dir(spec)
-            state = "ready" if (cached / "config.json").is_file() else "not converted yet (run `gdg-lsp model prepare`)"
+            state = "ready" if (cached / "config.json").is_file() else "not converted yet: run `gdg-lsp model prepare`"
             print(f"cache:  {cached} ({state})")
         print(f"cache root: {models.cache_root()}")
         return 0

@@ -95,10 +95,18 @@ def resolve(setting: str | None) -> ModelSpec:
 
 
 def converted_dir(spec: ModelSpec) -> Path:
-    """Where the converted weights of a GGUF file are cached (keyed by size and mtime)."""
-    stat = spec.path.stat()
-    digest = hashlib.sha256(f"{spec.path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    return cache_root() / "models" / f"{spec.path.stem}-{digest}"
+    """Where the converted weights of a GGUF file are cached.
+
+    Keyed by the file's content (its size and its first and last megabyte), not
+    its path: every virtual environment that installs the same model package
+    shares one conversion."""
+    size = spec.path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with open(spec.path, "rb") as handle:
+        digest.update(handle.read(1 << 20))
+        handle.seek(max(0, size - (1 << 20)))
+        digest.update(handle.read(1 << 20))
+    return cache_root() / "models" / f"{spec.path.stem}-{digest.hexdigest()[:16]}"
 
 
 def _offline() -> None:
