@@ -17,11 +17,26 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
 
 from gdg_lsp.errors import DocumentNotOpenError
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def uri_to_path(uri: str | None) -> Path | None:
+    """The local path of a ``file:`` URI (percent-decoded; ``file:///C:/x`` is
+    ``C:\\x`` on Windows), or None for any other scheme (``untitled:``, ...)."""
+    if not uri:
+        return None
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = url2pathname(parsed.path) if parsed.netloc in ("", "localhost") else f"//{parsed.netloc}{unquote(parsed.path)}"
+    return Path(path)
 
 
 class PositionEncoding(str, enum.Enum):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from gdg_lsp.documents import Snapshot
+from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages import p4_blocks
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
@@ -33,7 +33,7 @@ from gdg_lsp.languages.p4_parser import ParseFailure, parse_program, parse_text
 from gdg_lsp.languages.p4_preprocess import preprocess
 from gdg_lsp.languages.p4_symbols import Sym
 from gdg_lsp.languages.p4_types import TypeTable
-from gdg_lsp.languages.p4_workspace import Analysis, IncludePaths, analyse, uri_path
+from gdg_lsp.languages.p4_workspace import Analysis, IncludePaths, analyse
 
 KEYWORDS = frozenset({
     "abstract", "action", "actions", "apply", "bit", "bool", "const", "control", "default", "else",
@@ -64,7 +64,7 @@ class _Lines:
     @staticmethod
     @functools.lru_cache(maxsize=32)
     def _file_starts(uri: str) -> tuple[int, ...]:
-        path = uri_path(uri)
+        path = uri_to_path(uri)
         try:
             return tuple(_Lines._starts(path.read_text(encoding="utf-8", errors="replace"))) if path else (0,)
         except OSError:

@@ -25,8 +25,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages import p4_library
 from gdg_lsp.languages.p4_parser import Program, parse_program, scan_type_names
 from gdg_lsp.languages.p4_preprocess import Define, Include, Preprocessed, preprocess
@@ -43,15 +43,6 @@ P4C_INCLUDE_DIRS = (
 """Where p4c installs its include files (package managers, make install, pip, local)."""
 
 MAX_INCLUDE_DEPTH = 16
-
-
-def uri_path(uri: str | None) -> Path | None:
-    if not uri:
-        return None
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return Path(unquote(parsed.path))
 
 
 @dataclass(frozen=True)
@@ -269,7 +260,7 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
         if hit is not None:
             _documents.move_to_end(key)
             return hit
-    including = uri_path(uri)
+    including = uri_to_path(uri)
     includes: list[tuple[Include, IncludedFile | None]] = []
 
     def on_include(include: Include, macros: Mapping[str, Define]) -> Mapping[str, Define] | None:

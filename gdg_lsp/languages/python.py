@@ -12,21 +12,20 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import tree_sitter
 import tree_sitter_python
 
-from gdg_lsp.documents import Snapshot
+from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
 from gdg_lsp.languages import python_scopes as scopes
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.python_imports import star_names
+from gdg_lsp.languages.suggest import closest
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 _local = threading.local()
@@ -46,13 +45,6 @@ def _parser() -> tree_sitter.Parser:
 
 def parse(source: bytes, old_tree: Any = None) -> Any:
     return _parser().parse(source, old_tree) if old_tree is not None else _parser().parse(source)
-
-
-def uri_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return Path(unquote(parsed.path))
 
 
 # -- a tiny lexer: is a position inside brackets, a string, or a continued line? --
@@ -162,7 +154,7 @@ class PythonAnalyzer(Analyzer):
         module = tree.module
         unresolved = []
         for name, level, pos in module.star_imports:
-            names = star_names(name, level, uri_path(uri), workspace.roots)
+            names = star_names(name, level, uri_to_path(uri), workspace.roots)
             if names is None:
                 unresolved.append((name, level, pos))
                 continue
@@ -439,11 +431,13 @@ class PythonAnalyzer(Analyzer):
             if tree.resolve(ref.name, ref.start, ref.scope) is not None:
                 continue
             start = len(source[: ref.start].decode("utf-8", "replace"))
-            findings.append(Finding(
-                start, start + len(ref.name),
-                f"undefined name '{ref.name}': nothing with this name exists here",
-                "undefined-name", "warning", {"name": ref.name},
-            ))
+            message = f"undefined name '{ref.name}': nothing with this name exists here"
+            data = {"name": ref.name}
+            # only names visible at the reference are candidates: the fix is never a ghost
+            if (fix := closest(ref.name, (name for name, _, _ in tree.visible(ref.start)))) is not None:
+                data["replacement"] = fix
+                message += f"; did you mean {fix}?"
+            findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
         return findings
 
     # -- the executor's questions ------------------------------------------------
@@ -508,4 +502,3 @@ class PythonAnalyzer(Analyzer):
             width = max(len(hole.indent), width - len(INDENT_UNIT))
             options.append(current_indent[:width])
         return tuple(options)
-

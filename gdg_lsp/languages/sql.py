@@ -14,28 +14,26 @@ from the most relevant tables (``sql_members``), one grammar copy each.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import tree_sitter
 import tree_sitter_sql
 
-from gdg_lsp.documents import Snapshot
+from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.sql_ddl import read_ddl, resolve
 from gdg_lsp.languages.sql_lexer import RESERVED, Token, ident_key, significant, tokenize, unquote as sql_unquote
 from gdg_lsp.languages.sql_members import Scope, ScopeTable, candidate_scopes, one_line, rank, spellings
 from gdg_lsp.languages.sql_scope import QueryBlock, Relation, Statement, output_names, read_statement, split_statements
+from gdg_lsp.languages.suggest import closest
 from gdg_lsp.workspace.sql_catalog import catalog_for
 from gdg_lsp.workspace.sql_schema import Column, Table, bindings
 
@@ -58,11 +56,6 @@ def _parser() -> tree_sitter.Parser:
 
 def parse(source: bytes, old_tree: Any = None) -> Any:
     return _parser().parse(source, old_tree) if old_tree is not None else _parser().parse(source)
-
-
-def uri_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
 
 
 def flatten(text: str) -> str:
@@ -194,7 +187,7 @@ class SqlAnalyzer(Analyzer):
         if not workspace.roots and not getattr(getattr(workspace.settings, "sql", None), "connections", None):
             return [], None
         catalog = catalog_for(workspace.roots, workspace.settings)
-        return catalog.tables(exclude=uri_path(snapshot.uri)), catalog
+        return catalog.tables(exclude=uri_to_path(snapshot.uri)), catalog
 
     def _env(self, snapshot: Snapshot, workspace: WorkspaceContext, before: int) -> _Env:
         """Γ's outer layers for a statement starting at ``before``: the workspace,
@@ -207,7 +200,7 @@ class SqlAnalyzer(Analyzer):
         tables = {t.key: t for t in ws_tables}
         for table in document:
             tables[table.key] = table
-        key = (id(catalog), getattr(catalog, "version", 0), str(uri_path(snapshot.uri)), len(ws_tables))
+        key = (id(catalog), getattr(catalog, "version", 0), str(uri_to_path(snapshot.uri)), len(ws_tables))
         with self._lock:
             frame = self._workspace_frames.get(key)
         if frame is None:
@@ -734,14 +727,6 @@ def _summary(definition: str) -> str:
 # -- diagnostics ---------------------------------------------------------------------------------
 
 
-def _closest(name: str, candidates: Sequence[str]) -> str | None:
-    by_key: dict[str, str] = {}
-    for candidate in candidates:
-        by_key.setdefault(ident_key(candidate), candidate)
-    match = difflib.get_close_matches(ident_key(name), list(by_key), n=1, cutoff=0.6)
-    return by_key[match[0]] if match else None
-
-
 def _finding(tok: Token, message: str, code: str, replacement: str | None, candidates: Sequence[str]) -> Finding:
     data: dict[str, Any] = {"name": tok.text, "candidates": sorted(set(candidates))[:20]}
     if replacement is not None:
@@ -762,7 +747,7 @@ def _check_statement(statement: Statement, resolver: _Resolver) -> list[Finding]
                 tok = rel.name_tokens[-1]
                 options = known_tables + [c.name for c in ctes.values()]
                 findings.append(_finding(tok, f"unknown table {tok.text}", "sql.unknown-table",
-                                         _closest(tok.text, options), options))
+                                         closest(tok.text, options, key=ident_key), options))
         findings.extend(_check_refs(block, resolver))
     return findings
 
@@ -799,7 +784,7 @@ def _check_refs(block: QueryBlock, resolver: _Resolver) -> list[Finding]:
                 continue
             options = [c.name for level in chain for _, table in level if table is not None for c in table.columns]
             findings.append(_finding(name_tok, f"unknown column {name_tok.text}", "sql.unknown-column",
-                                     _closest(name_tok.text, options), options))
+                                     closest(name_tok.text, options, key=ident_key), options))
             continue
         qualifier = ref.parts[-2]
         target: Table | None = None
@@ -821,12 +806,12 @@ def _check_refs(block: QueryBlock, resolver: _Resolver) -> list[Finding]:
             if not options:
                 continue
             findings.append(_finding(qualifier, f"unknown table or alias {qualifier.text}", "sql.unknown-table",
-                                     _closest(qualifier.text, options), options))
+                                     closest(qualifier.text, options, key=ident_key), options))
             continue
         if target is None or not target.complete or (target.kind == "subquery" and not target.columns):
             continue
         if target.column(name_tok.text) is None:
             options = [c.name for c in target.columns]
             findings.append(_finding(name_tok, f"unknown column {name_tok.text} in {target.name}",
-                                     "sql.unknown-column", _closest(name_tok.text, options), options))
+                                     "sql.unknown-column", closest(name_tok.text, options, key=ident_key), options))
     return findings

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from gdg_lsp.languages.sql_lexer import Token, ident_key, significant, tokenize
+from gdg_lsp.languages.sql_lexer import Token, ident_key, significant
 from gdg_lsp.languages.sql_scope import QueryBlock, Relation, output_names, read_statement, split_statements
 from gdg_lsp.workspace.sql_schema import Column, ForeignKey, Table
 

@@ -16,6 +16,7 @@ from typing import Any
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages import tilelang_kernels as kernels
 from gdg_lsp.languages.base import Finding
+from gdg_lsp.languages.suggest import closest
 from gdg_lsp.languages.tilelang_api import Surface
 
 
@@ -45,10 +46,14 @@ def tile_findings(analyzer: Any, analysis: Any, snapshot: Snapshot, surface: Sur
             if obj is not None and obj.type == "identifier" and kernels.text(obj) in tmods and attr is not None:
                 name = kernels.text(attr)
                 if name not in members:
+                    message = f"'{kernels.text(obj)}.{name}' is not in the TileLang {surface.version} API"
+                    data = {"name": name, "version": surface.version}
+                    if (fix := closest(name, members)) is not None:
+                        data["replacement"] = fix
+                        message += f"; did you mean {kernels.text(obj)}.{fix}?"
                     findings.append(Finding(
                         _chars(source, attr.start_byte), _chars(source, attr.end_byte),
-                        f"'{kernels.text(obj)}.{name}' is not in the TileLang {surface.version} API",
-                        "tilelang-unknown-member", "error", {"name": name, "version": surface.version}))
+                        message, "tilelang-unknown-member", "error", data))
         stack.extend(node.named_children)
     for fn in kernels.find_kernels(root, tmods):
         kernel = kernels.KernelReader(surface, tmods, source, snapshot.uri).read(fn)

@@ -36,9 +36,11 @@ class GdgLanguageServer(LanguageServer):
 
 
 def create_server() -> GdgLanguageServer:
-    from gdg_lsp.server import completion, configuration, custom, hover, inline_completion, sync
+    from gdg_lsp.server import (
+        code_action, completion, configuration, custom, hover, inline_completion, sync, workspace_files,
+    )
 
     server = GdgLanguageServer()
-    for module in (configuration, sync, inline_completion, completion, hover, custom):
+    for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom):
         module.register(server)
     return server

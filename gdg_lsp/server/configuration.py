@@ -8,6 +8,7 @@ import logging
 from lsprotocol import types
 
 from gdg_lsp.documents import PositionEncoding
+from gdg_lsp.server import workspace_files
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,9 @@ def register(server) -> None:
                  [str(r) for r in session.workspace.roots])
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls, params: types.InitializedParams) -> None:
+    async def initialized(ls, params: types.InitializedParams) -> None:
         ls.session.start_model()  # in the decode worker: the server keeps answering meanwhile
+        await workspace_files.watch(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls, params: types.DidChangeConfigurationParams) -> None:

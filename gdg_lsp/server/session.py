@@ -10,12 +10,11 @@ import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
 from gdg_lsp import languages
-from gdg_lsp.documents import DocumentStore, PositionEncoding
+from gdg_lsp.documents import DocumentStore, PositionEncoding, uri_to_path
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
@@ -177,8 +176,3 @@ class Session:
 def status_payload(state: WorkerState) -> dict[str, Any]:
     return {"state": state.state, "message": state.message, "model": state.model, "device": state.device,
             "loadMs": round(state.load_seconds * 1000) if state.load_seconds is not None else None}
-
-
-def uri_to_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None

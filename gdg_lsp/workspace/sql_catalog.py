@@ -193,10 +193,13 @@ def catalog_for(roots: Sequence[Path | str], settings: Any = None) -> SchemaCata
         return catalog
 
 
-def refresh_all(paths: Iterable[Path | str] | None = None, *, databases: bool = False) -> None:
-    """What the server calls when files change: every catalog re-reads them."""
+def refresh_all(paths: Iterable[Path | str] | None = None, *, databases: bool = False) -> bool:
+    """What the server calls when files change: every catalog re-reads them.
+    Returns True when any catalog's schema may have changed."""
     paths = list(paths) if paths is not None else None
     with _CATALOGS_LOCK:
         catalogs = list(_CATALOGS.values())
+    changed = False
     for catalog in catalogs:
-        catalog.refresh(paths, databases=databases)
+        changed |= catalog.refresh(paths, databases=databases)
+    return changed

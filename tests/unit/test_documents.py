@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -126,3 +127,13 @@ def test_many_random_edits_keep_the_tree_in_step():
         doc.apply_changes([((line, col, line2, col2), new)], version, U32)
     fresh = parse(doc.text.encode())
     assert str(fresh.root_node) == str(doc.tree.root_node)
+
+
+def test_uri_to_path_decodes_file_uris_and_refuses_other_schemes(tmp_path):
+    from gdg_lsp.documents import uri_to_path
+
+    spaced = tmp_path / "a b" / "q.sql"
+    assert uri_to_path(spaced.as_uri()) == spaced
+    assert uri_to_path("file:///tmp/%C3%A9t%C3%A9.py") == Path("/tmp/été.py")
+    assert uri_to_path("untitled:Untitled-1") is None
+    assert uri_to_path("") is None and uri_to_path(None) is None
