@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import statistics
 import sys
@@ -24,21 +25,26 @@ from gdg_lsp.documents import Document
 DEFAULT_CORPUS = Path("/work/shared/corpus")
 
 
+def plugins() -> list[str]:
+    """The languages with a benchmark plug-in (``gdg_lsp.bench.<language>``)."""
+    return [lang for lang in languages.supported() if importlib.util.find_spec(f"gdg_lsp.bench.{lang}") is not None]
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="gdg-lsp bench quality", description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS, help="corpus root (default: %(default)s)")
-    parser.add_argument("--lang", default="python")
+    parser.add_argument("--lang", default="python", choices=plugins(), help="language of the holes (default: %(default)s)")
     parser.add_argument("--arms", default="none,syntax,scope", help="comma-separated: none,syntax,scope")
     parser.add_argument("--n", type=int, default=50, help="number of holes")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model", default="default")
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--max-tokens", type=int, default=48)
-    parser.add_argument("--max-lines", type=int, default=1)
-    parser.add_argument("--timeout-ms", type=int, default=30000)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="which holes are cut (same seed, same holes)")
+    parser.add_argument("--model", default="default", help="as gdg.model: default, a Hugging Face folder or a .gguf")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--max-tokens", type=int, default=48, help="token budget per suggestion")
+    parser.add_argument("--max-lines", type=int, default=1, help="statements per suggestion")
+    parser.add_argument("--timeout-ms", type=int, default=30000, help="time budget per suggestion (generous: the bench measures, it does not cut)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for the model")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for JSON, markdown and plots")
-    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
     return parser.parse_args(argv)
