@@ -5,6 +5,11 @@ Each language contributes a module ``gdg_lsp.bench.<language>`` with
     def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]
     def check(case: HoleCase, suggestion: str) -> OracleResult
 
+and optionally the runner's hooks
+
+    def workspace_for(case: HoleCase, args) -> WorkspaceContext   # what the case's workspace is
+    def settings_for(case: HoleCase, settings: Settings) -> Settings  # settings it needs
+
 ``cut_holes`` cuts holes from real code (deterministic for a seed);
 ``check`` judges the document with the suggestion inserted at the cursor,
 with tools that do not share the server's Γ (pyflakes, SQLite, a declared-name

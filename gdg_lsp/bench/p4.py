@@ -18,7 +18,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import attrs
+
 from gdg_lsp.bench.cases import HoleCase, OracleResult
+from gdg_lsp.settings import P4Settings, Settings
 
 LANGUAGE = "p4"
 
@@ -171,6 +174,12 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
             if cases and len(chosen) < n:
                 chosen.append(cases.pop())
     return chosen
+
+
+def settings_for(case: HoleCase, settings: Settings) -> Settings:
+    """The corpus keeps core.p4 and v1model.p4 in ``p4/include``: the runner's
+    requests search it as a user's ``gdg.p4.includePaths`` would make them."""
+    return attrs.evolve(settings, p4=P4Settings(include_paths=list(case.meta["include_paths"])))
 
 
 def check(case: HoleCase, suggestion: str) -> OracleResult:

@@ -81,7 +81,14 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "warm_p50_ms": percentile([r["warm_latency_ms"] for r in mine], 0.5),
             "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
         }
+        # yes/no facts an oracle reports besides pass (SQL: "executes") become rates too
+        flags = sorted({k for r in mine for k, v in r["details"].items() if isinstance(v, bool) and k != "match"})
+        for flag in flags:
+            table[arm][f"{flag}_rate"] = sum(bool(r["details"].get(flag)) for r in mine) / len(mine)
     return table
+
+
+_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate"}
 
 
 def markdown(table: dict[str, dict[str, float]], header: str) -> str:
@@ -93,6 +100,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
             f"{m['parse_rate']:.0%} | {m['oracle_pass_rate']:.0%} | {m['exact_match']:.0%} | {m['empty_rate']:.0%} | "
             f"{m['tokens_mean']:.1f} | {m['free_bits_mean']:.1f} | {m['latency_p50_ms']:.0f} | {m['latency_p95_ms']:.0f} | "
             f"{m['warm_p50_ms']:.0f} | {m['warm_p95_ms']:.0f} |")
+    flags = sorted({key for m in table.values() for key in m if key.endswith("_rate") and key not in _CORE_RATES})
+    if flags:
+        lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
+        lines += [f"| {arm} | " + " | ".join(f"{m.get(f, 0):.0%}" for f in flags) + " |" for arm, m in table.items()]
     if "none" in table and "scope" in table and table["none"]["latency_p50_ms"]:
         lines.append("")
         lines.append(f"scope/none latency ratio (p50): {table['scope']['latency_p50_ms'] / table['none']['latency_p50_ms']:.2f}"
@@ -152,7 +163,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     backend = models.load(models.resolve(args.model), device,
                           lambda m, p: print(f"  {m}" + (f" ({p}%)" if p is not None else ""), file=sys.stderr),
                           args.threads)
+    # optional plug-in hooks: the workspace a case sees, and settings it needs (P4: include paths)
     workspace_for = getattr(plugin, "workspace_for", None)
+    settings_for = getattr(plugin, "settings_for", None)
     service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
     rows: list[dict[str, Any]] = []
     began = time.perf_counter()
@@ -162,10 +175,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
         # Untimed: put this document's prompt in the KV cache, as an editor session
         # has it when the user types, so that no arm pays a cold prefill for the others.
-        service.complete(doc.snapshot(), case.cursor, Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms))
+        prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
+        service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
+        service.complete(doc.snapshot(), case.cursor, prime)
         for arm in arms:  # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
+            if settings_for is not None:
+                settings = settings_for(case, settings)
             service.workspace.settings = settings
             suggestion = service.complete(doc.snapshot(), case.cursor, settings)
             # again, as the next keystroke's request would: the grammar is compiled now

@@ -8,24 +8,23 @@ compares the rows with those of the gold query. It shares nothing with the
 analyzer: a reference that does not exist is reported by SQLite itself
 ("no such table" / "no such column"), and counted as a ghost.
 
-Run all three arms with the real model (``python -m gdg_lsp.bench.sql --help``).
+Run the arms with ``gdg-lsp bench quality --lang sql --max-tokens 96``; the
+runner asks ``workspace_for`` which workspace each question sees.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
 import sqlite3
-import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from gdg_lsp.bench.cases import HoleCase, OracleResult
+from gdg_lsp.languages.base import WorkspaceContext
 
 QUERY_TIMEOUT_S = 5.0
 _MISSING = re.compile(r"no such (table|column): (.+)$")
@@ -132,115 +131,10 @@ def check(case: HoleCase, suggestion: str) -> OracleResult:
     return OracleResult(parsed=True, passed=match, details=details)
 
 
-# -- the measurement ------------------------------------------------------------------
+# -- the runner's hook ---------------------------------------------------------------
 
 
-def measure(cases: list[HoleCase], arms: list[str], max_tokens: int, timeout_ms: int, model: str = "default",
-            device: str = "cpu", progress=None) -> dict[str, Any]:
-    """Run every case under every arm with one model; return per-case records and a summary."""
-    from gdg_lsp.decoding import models
-    from gdg_lsp.documents import Snapshot
-    from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.languages.sql import parse
-    from gdg_lsp.service import CompletionService
-    from gdg_lsp.settings import Settings
-
-    backend = models.load(models.resolve(model), device)
-    records: list[dict[str, Any]] = []
-    services: dict[tuple[str, ...], CompletionService] = {}
-    # case by case, every arm in turn: a run stopped early still compares the arms on the same cases
-    for case in cases:
-        for arm in arms:
-            settings = Settings(constraint=arm, max_tokens=max_tokens, timeout_ms=timeout_ms, max_lines=1)
-            roots = tuple(case.meta["workspace_roots"])
-            if roots not in services:
-                services[roots] = CompletionService(backend, WorkspaceContext([Path(r) for r in roots], settings))
-            service = services[roots]
-            service.workspace.settings = settings
-            snapshot = Snapshot(case.uri, "sql", 1, case.text, parse(case.text.encode("utf-8")))
-            began = time.perf_counter()
-            suggestion = service.complete(snapshot, case.cursor, settings)
-            latency = time.perf_counter() - began
-            result = check(case, suggestion.text)
-            record = {
-                "case": case.case_id, "arm": arm, "text": suggestion.text, "rung": suggestion.rung,
-                "stop": suggestion.stop_reason, "tokens": suggestion.tokens, "latency_s": round(latency, 3),
-                "executes": result.details.get("executes", False), "match": result.passed,
-                "ghosts": result.ghosts, "error": result.details.get("error"),
-                "dropped": bool(not suggestion.text and suggestion.reason and "not bound" in suggestion.reason),
-                "reason": suggestion.reason,
-            }
-            records.append(record)
-            if progress:
-                progress(record)
-    return {"records": records, "summary": summarise(records, arms)}
-
-
-def summarise(records: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, float]]:
-    summary = {}
-    for arm in arms:
-        rows = [r for r in records if r["arm"] == arm]
-        if not rows:
-            continue
-        latencies = [r["latency_s"] for r in rows]
-        summary[arm] = {
-            "cases": len(rows),
-            "executes_pct": round(100 * sum(r["executes"] for r in rows) / len(rows), 1),
-            "match_pct": round(100 * sum(r["match"] for r in rows) / len(rows), 1),
-            "ghosts": sum(len(r["ghosts"]) for r in rows),
-            "ghost_queries": sum(1 for r in rows if r["ghosts"]),
-            "dropped": sum(1 for r in rows if r.get("dropped")),
-            "tokens_mean": round(statistics.mean(r["tokens"] for r in rows), 1),
-            "latency_mean_s": round(statistics.mean(latencies), 2),
-            "latency_p50_s": round(statistics.median(latencies), 2),
-        }
-    return summary
-
-
-def table(summary: dict[str, dict[str, float]]) -> str:
-    lines = ["| arm | cases | executes % | execution match % | ghosts (no such table/column) | dropped (cut before FROM) | tokens (mean) | latency mean / p50 (s) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for arm, s in summary.items():
-        lines.append(f"| {arm} | {s['cases']} | {s['executes_pct']} | {s['match_pct']} | {s['ghosts']} | "
-                     f"{s['dropped']} | {s['tokens_mean']} | {s['latency_mean_s']} / {s['latency_p50_s']} |")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gdg_lsp.bench.sql", description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=Path("shared/corpus/sql"))
-    parser.add_argument("--n", type=int, default=0, help="questions (0: all)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--arms", default="none,syntax,scope")
-    parser.add_argument("--max-tokens", type=int, default=96)
-    parser.add_argument("--timeout-ms", type=int, default=60_000)
-    parser.add_argument("--model", default="default")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--out", type=Path, default=None, help="write the records and summary as JSON")
-    parser.add_argument("--records", type=Path, default=None, help="append each record as a JSON line as it comes")
-    args = parser.parse_args(argv)
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    cases = cut_holes(args.corpus, args.n, args.seed)
-    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-
-    def progress(record: dict[str, Any]) -> None:
-        if args.records:
-            with args.records.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
-        flag = "ok" if record["match"] else ("exec" if record["executes"] else "fail")
-        print(f"{record['arm']:6} {record['case']:40} {flag:4} {record['latency_s']:6.2f}s  SELECT {record['text'][:90]!r}",
-              file=sys.stderr, flush=True)
-
-    result = measure(cases, arms, args.max_tokens, args.timeout_ms, args.model, args.device, progress)
-    print(table(result["summary"]))
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def workspace_for(case: HoleCase, args: Any = None) -> WorkspaceContext:
+    """Each question sees its own database's schema only: the folder with its
+    ``schema.sql`` and its ``.sqlite`` file (not the whole corpus's schemas)."""
+    return WorkspaceContext([Path(root) for root in case.meta["workspace_roots"]])

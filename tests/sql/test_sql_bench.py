@@ -56,14 +56,21 @@ def test_a_query_that_runs_too_long_is_stopped(corpus, tmp_path):
     assert rows is None and error
 
 
-@pytest.mark.slow
-def test_real_model_scope_names_only_what_exists(corpus):
-    """One run of the default model through the whole pipeline, every arm's first question."""
-    from gdg_lsp.decoding import models
+def test_each_question_sees_only_its_own_database(corpus):
+    case = next(c for c in bench.cut_holes(corpus, 0, 0) if c.meta["db_id"] == "concert_singer")
+    workspace = bench.workspace_for(case)
+    assert {p.name for p in workspace.roots} == {"concert_singer", "concert_singer.sqlite"}
 
-    models.resolve("default")  # fails clearly when the model package is missing
-    cases = [c for c in bench.cut_holes(corpus, 0, 0) if c.meta["db_id"] in ("concert_singer", "poker_player")][:2]
-    result = bench.measure(cases, ["scope"], max_tokens=96, timeout_ms=120_000)
-    for record in result["records"]:
-        assert not record["ghosts"], record
-        assert record["rung"] in ("ctx", "gamma"), record
+
+@pytest.mark.slow
+def test_real_model_scope_names_only_what_exists(corpus, tmp_path):
+    """The default model through the benchmark runner (as `gdg-lsp bench quality --lang sql`)."""
+    from gdg_lsp.bench import quality
+
+    args = quality.parse_args(["--lang", "sql", "--arms", "scope", "--n", "2", "--seed", "4", "--max-tokens", "96",
+                               "--timeout-ms", "120000", "--out", str(tmp_path), "--no-plots", str(corpus)])
+    report = quality.run(args)
+    assert report["n"] == 2
+    for row in report["cases"]:
+        assert not row["ghosts"], row
+        assert row["rung"] in ("ctx", "gamma"), row
