@@ -41,7 +41,8 @@ class Session:
         self.workspace = WorkspaceContext(settings=self.settings)
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.worker = DecodeWorker(self._worker_state, self._worker_progress)
+        self.worker = DecodeWorker(self._worker_state, self._worker_progress,
+                                   lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
         self._progress_begun = False
         self._warned_languages: set[str] = set()
