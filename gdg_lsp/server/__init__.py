@@ -82,7 +82,8 @@ class GdgLanguageServer(LanguageServer):
             self.protocol.report_unreadable(error)  # type: ignore[attr-defined]
 
 
-def create_server() -> GdgLanguageServer:
+def create_server(dev: bool = False) -> GdgLanguageServer:
+    """The server; ``dev`` adds the test features of ``gdg_lsp.server.devtools``."""
     from gdg_lsp.server import (
         code_action, completion, configuration, custom, hover, inline_completion, sync, workspace_files,
     )
@@ -90,4 +91,9 @@ def create_server() -> GdgLanguageServer:
     server = GdgLanguageServer()
     for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom):
         module.register(server)
+    if dev:
+        from gdg_lsp.server import devtools
+
+        devtools.register(server)
+        log.warning("development features are on (--dev): not for an editor's normal session")
     return server
