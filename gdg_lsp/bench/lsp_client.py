@@ -1,7 +1,8 @@
-"""A bare JSON-RPC client over a gdg-lsp subprocess, for fixtures and hostile input.
+"""A bare JSON-RPC client over a gdg-lsp subprocess, for fixtures, hostile input and stress runs.
 
 pytest-lsp drives the well-behaved sessions; this one can also send bytes no
-real client would (broken JSON, wrong types) and records everything it gets.
+real client would (broken JSON, wrong types, broken framing) and records
+everything it gets. ``gdg-lsp bench stress`` and the tests share it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,20 @@ from typing import Any
 
 
 class StdioClient:
-    def __init__(self, *args: str, env: dict[str, str] | None = None, stderr: Path | None = None) -> None:
+    """``args`` go to ``gdg-lsp --stdio``; ``prelude`` is Python run in the server
+    process before it starts (tests use it to simulate a broken install)."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, stderr: Path | None = None,
+                 prelude: str | None = None, **popen: Any) -> None:
         self._stderr = open(stderr, "wb") if stderr else subprocess.DEVNULL
+        if prelude is None:
+            command = [sys.executable, "-m", "gdg_lsp", "--stdio", *args]
+        else:
+            start = f"import sys\nfrom gdg_lsp.cli import main\nsys.exit(main(['--stdio', *{list(args)!r}]))\n"
+            command = [sys.executable, "-c", prelude + "\n" + start]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gdg_lsp", "--stdio", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env={**os.environ, **(env or {})},
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env={**os.environ, **(env or {})}, **popen,
         )
         self.messages: list[dict[str, Any]] = []
         self._cond = threading.Condition()
@@ -55,6 +64,31 @@ class StdioClient:
     def request(self, msg_id: Any, method: str, params: Any = None, timeout: float = 60) -> dict[str, Any]:
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})})
         return self.wait_for(lambda m: m.get("id") == msg_id and "method" not in m, timeout)
+
+    def send_request(self, msg_id: Any, method: str, params: Any = None) -> None:
+        """Send a request without waiting (collect the answers with ``responses``)."""
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params is not None else {})})
+
+    def responses(self, ids, timeout: float = 60) -> dict[Any, dict[str, Any]]:
+        """The responses to ``ids`` (every one of them, or TimeoutError naming the missing ones)."""
+        wanted = set(ids)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = {m["id"]: m for m in self.messages if "method" not in m and m.get("id") in wanted}
+                if len(found) == len(wanted):
+                    return found
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.proc.poll() is not None:
+                    missing = sorted(map(repr, wanted - set(found)))[:10]
+                    raise TimeoutError(f"no response to {len(wanted) - len(found)} requests: {', '.join(missing)}")
+                self._cond.wait(min(remaining, 1.0))
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every message received so far, forgotten here (long sessions stay fast)."""
+        with self._cond:
+            taken, self.messages = self.messages, []
+            return taken
 
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})})
