@@ -204,7 +204,9 @@ class Document:
 
     def _splice(self, start: int, end: int, new_text: str, tree: Any) -> TextEdit:
         old = self.text
-        if tree is not None:
+        # only tree-sitter trees are edited in place; other parsers' trees (P4's
+        # Lark program) are simply re-parsed (calling .edit on them lost the edit)
+        if tree is not None and hasattr(tree, "edit"):
             start_byte = len(old[:start].encode("utf-8", "surrogatepass"))
             old_end_byte = start_byte + len(old[start:end].encode("utf-8", "surrogatepass"))
             new_end_byte = start_byte + len(new_text.encode("utf-8", "surrogatepass"))
