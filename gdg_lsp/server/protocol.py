@@ -6,8 +6,9 @@
   a request is answered with an InvalidParams error. A message that is not
   JSON at all gets a ParseError response (id null), as JSON-RPC asks; one that
   is JSON but not a request (an array, a number, a wrong ``jsonrpc`` version,
-  an id that is neither a number nor a string) gets InvalidRequest; a request
-  after ``shutdown`` gets InvalidRequest too (pygls drops it silently).
+  an id that is neither a number nor a string, a method that is not a string,
+  a notification sent with an id) gets InvalidRequest; a request after
+  ``shutdown`` gets InvalidRequest too (pygls drops it silently).
 - Bodies arrive from ``gdg_lsp.server.transport`` and are parsed here, once, at
   the top level only (pygls' ``object_hook`` parsing also turned any nested
   object that happened to have a ``jsonrpc`` member into a message).
@@ -68,6 +69,17 @@ class GdgProtocol(LanguageServerProtocol):
             else:
                 log.warning("ignored a message with jsonrpc %r", data["jsonrpc"])
             return
+        if "method" in data and not isinstance(data["method"], str):
+            if "id" in data:
+                self._send_error(data["id"], JsonRpcInvalidRequest, "a method name must be a string")
+            else:
+                log.warning("ignored a notification whose method is not a string")
+            return
+        if "method" in data and "id" in data and _is_notification(data["method"]):
+            # pygls would structure it as the notification, drop the id and never answer
+            self._send_error(data["id"], JsonRpcInvalidRequest,
+                             f"{data['method']} is a notification: it takes no id (the message was not acted on)")
+            return
         if self._shutdown and "id" in data and "method" in data and data.get("method") != types.EXIT:
             self._send_error(data["id"], JsonRpcInvalidRequest, "the server is shutting down")
             return
@@ -110,6 +122,12 @@ class GdgProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not _valid_id(msg_id):  # pygls would hash it: a list or an object raised TypeError
+            log.warning("ignored $/cancelRequest for id %.60r (ids are numbers or strings)", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
     def report_unreadable(self, error: Exception | str) -> None:
         """A message could not be read (bad framing, not JSON): answer with a ParseError, id null."""
         text = error if isinstance(error, str) else f"cannot parse message: {str(error)[:200] or type(error).__name__}"
@@ -143,6 +161,12 @@ def _leaf_message(err: BaseException) -> str:
         err = err.exceptions[0]
     where = f" ({'; '.join(path)})" if path else ""
     return f"{err}{where}"[:300]
+
+
+def _is_notification(method: str) -> bool:
+    """True for the LSP methods that are notifications (they have no response type)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[1] is None
 
 
 def _valid_id(value: Any) -> bool:

@@ -127,6 +127,9 @@ class FrameReader:
                 body = bytes(self._buf[body_start : inner.start()])
                 del self._buf[: inner.start()]
                 return Frame(body, problem=f"Content-Length {length} ran past the message ({len(body)} bytes)")
+            if len(self._buf) >= end and not self._eof and _ends_in_header_start(self._buf, body_start, end):
+                await self._fill()  # the declared length may run into a header that is still arriving
+                continue
             if len(self._buf) >= end:
                 body = bytes(self._buf[body_start:end])
                 del self._buf[:end]
@@ -139,6 +142,26 @@ class FrameReader:
 
 
 _OTHER_HEADER = re.compile(rb"[A-Za-z0-9!#$%&'*+.^_`|~-]+[ \t]*:[^\r\n]*\r?\n\Z")
+
+
+def _prefix_pattern(pieces: list[bytes]) -> re.Pattern:
+    """A regex matching any non-empty prefix of the concatenation of ``pieces``, up to the end of the input."""
+    pattern = b""
+    for piece in reversed(pieces[1:]):
+        pattern = b"(?:" + piece + pattern + b")?"
+    return re.compile(pieces[0] + pattern + rb"\Z", re.IGNORECASE)
+
+
+_HEADER_START = _prefix_pattern([*(re.escape(bytes([c])) for c in b"content-length"),
+                                 rb"[ \t]*", b":", rb"[ \t]*", rb"\d{1,15}", rb"[ \t]*", rb"\r?"])
+"""The start of a Content-Length header cut off by the end of the buffer (the rest has not arrived)."""
+
+
+def _ends_in_header_start(buf: bytearray, body_start: int, end: int) -> bool:
+    """True when a header may begin inside the declared body and run past what has arrived.
+    Valid JSON never ends like the start of a header, so an exact frame is never held back."""
+    found = _HEADER_START.search(buf, max(body_start, len(buf) - 48))
+    return found is not None and found.start() < end
 
 
 def _non_blank(data: bytes | bytearray) -> int:
