@@ -58,6 +58,11 @@ class StdioClient:
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
 
+    def send_stream(self, data: bytes) -> None:
+        """Bytes exactly as given, framing included (or broken)."""
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode("utf-8"))
 
