@@ -6,6 +6,7 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.server import problems
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,9 @@ def register(server) -> None:
         prefix = text[start:offset]
         try:
             gamma = analyzer.gamma_at(doc.snapshot(), offset, session.workspace)
+        except NestingLimitError as err:
+            problems.report_limit(ls, err)
+            return empty
         except Exception:
             log.exception("Γ failed at %s:%s", doc.uri, offset)
             return empty

@@ -12,6 +12,7 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.server import problems
 from gdg_lsp.server.worker import ModelNotReady
 
@@ -38,6 +39,9 @@ def register(server) -> None:
             raise
         except ModelNotReady as err:
             log.info("no inline suggestion: %s", err)
+            return empty
+        except NestingLimitError as err:
+            problems.report_limit(ls, err)
             return empty
         except Exception as err:  # a grammar that does not compile, an analyzer bug...: say so, keep serving
             problems.report_failure(ls, "inline completion", err)

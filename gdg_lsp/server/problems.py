@@ -61,6 +61,17 @@ def report(ls, language_id: str) -> None:
     seen[language_id] = current
 
 
+def report_limit(ls, err: BaseException) -> None:
+    """A position past one of the server's limits (33 nested scopes): refused, said once, no traceback."""
+    log.warning("refused: %s", err)
+    seen = _shown.setdefault(ls.session, {}).setdefault("limits", set())
+    if type(err).__name__ in seen:
+        return
+    seen.add(type(err).__name__)
+    ls.session.show(f"gdg-lsp: no completion here: {err}. Positions within the limit are served as usual.",
+                    types.MessageType.Warning)
+
+
 def report_failure(ls, what: str, err: BaseException) -> None:
     """A request that failed inside the pipeline: logged with its traceback, shown once per kind."""
     log.error("%s failed: %s", what, err, exc_info=err)
