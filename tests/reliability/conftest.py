@@ -58,3 +58,21 @@ def loop_server():
     yield make
     for server in servers:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> str:
+    """A live PostgreSQL: $GDG_TEST_PG_DSN (CI sources .ci/setup.d/postgres.sh), else the same
+    script is run here (it reuses a server it started before). No server is a failure, not a skip."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    dsn = os.environ.get("GDG_TEST_PG_DSN")
+    if dsn:
+        return dsn
+    script = Path(__file__).resolve().parents[2] / ".ci" / "setup.d" / "postgres.sh"
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=180)
+    if done.returncode != 0:
+        pytest.fail(f"no PostgreSQL server: .ci/setup.d/postgres.sh failed: {done.stderr.strip()}")
+    return done.stdout.strip().splitlines()[-1]
