@@ -108,8 +108,24 @@ async def test_thirty_two_nested_scopes_and_a_refused_thirty_third(caplog):
 
 @pytest.mark.stress
 def test_ten_megabyte_document():
+    """Kept in step (the edit lands), answered at once (not analysed: a re-parse per keystroke
+    took seconds), and the user is told why, once."""
     before = rss_bytes()
-    open_ms, edit_ms, completion_ms = asyncio.run(big_document(10.0))
+    figures = asyncio.run(big_document(10.0))
     grown_mb = (rss_bytes() - before) / 2**20
-    assert open_ms < 20_000 and edit_ms < 5_000 and completion_ms < 60_000, (open_ms, edit_ms, completion_ms)
-    assert grown_mb < 1_000, grown_mb
+    assert figures["followed"]
+    assert figures["told"] == 1
+    assert figures["open_ms"] < 5_000 and figures["edit_ms"] < 1_000 and figures["completion_ms"] < 1_000, figures
+    assert grown_mb < 500, grown_mb  # a few copies of 10 MB of text, no more
+
+
+async def test_a_document_just_under_the_limit_is_analysed():
+    from gdg_lsp.documents import MAX_ANALYSED_CHARS
+
+    text = "value_x = 1\n" + "#" * (MAX_ANALYSED_CHARS - 40) + "\nval"
+    assert len(text) <= MAX_ANALYSED_CHARS
+    async with InProcessServer(initialization_options=NO_MODEL) as server:
+        server.open("file:///edge.py", text)
+        answer = await server.request("textDocument/completion", {
+            "textDocument": {"uri": "file:///edge.py"}, "position": {"line": 2, "character": 3}}, timeout=60)
+        assert "value_x" in {item["label"] for item in answer["result"]["items"]}
