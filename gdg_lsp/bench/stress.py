@@ -4,9 +4,9 @@
   the server in this process; every request must be answered, every edit must
   leave the server's text equal to ``TextModel``'s;
 - storm: inline completion requests at a fixed rate while the document is
-  typed into, with hover and completion timed in between, on a random-weight
-  model whose every step is made slow (``SlowBackend``: the storm must overlap
-  decodes on any machine); it reports how many decodes ran at once, how many
+  typed into, with hover and completion timed in between, on a model whose
+  every forward pass takes ``step_ms`` and returns random logits
+  (``SlowRandomBackend``: the storm must overlap decodes on any machine); it reports how many decodes ran at once, how many
   model steps a superseded decode took after its cancellation, hover and
   completion p95, and the process's RSS before and after;
 - limits: τ_Γ instantiated over 10,000 names, and a 10 MB document opened.
@@ -111,35 +111,66 @@ async def fuzz(messages: int = 5000, edits: int = 2000, seed: int = 0) -> FuzzFi
 # -- cancellation storm ---------------------------------------------------------------
 
 
-class SlowBackend:
-    """A model backend whose every step also takes ``step_seconds`` (sleeping, as a
-    model would spend that time outside the interpreter); everything else is the inner one's."""
+class SlowRandomBackend:
+    """A model backend that spends ``step_seconds`` per forward pass outside the interpreter
+    (sleeping, as a real model spends it in native matrix code) and then returns random logits.
 
-    def __init__(self, inner: Any, step_seconds: float) -> None:
-        self.inner = inner
+    The storm needs decodes that overlap the requests on any machine; a random-weight
+    transformer would also do, but its tiny layers spend their time in Python and hold the
+    interpreter lock far more than a real model, which would measure that instead of the
+    server. The logits are random, so the masks, healing and grammar paths are exercised.
+    """
+
+    def __init__(self, vocab: Any, step_seconds: float, seed: int = 0) -> None:
+        import torch
+
+        from gdg_lsp.decoding.backends import BackendStats
+
+        self.vocab = vocab
+        self.name = f"slow-random-{seed}"
+        self.device = "cpu"
         self.step_seconds = step_seconds
+        self.stats = BackendStats()
+        self._generator = torch.Generator().manual_seed(seed)
+        self._ids: list[int] = []
+
+    def reset(self) -> None:
+        self._ids = []
 
     def prefill(self, ids):
-        time.sleep(self.step_seconds)
-        return self.inner.prefill(ids)
+        from gdg_lsp.decoding.backends import common_prefix
+
+        if not ids:
+            raise ValueError("empty prompt")
+        keep = min(common_prefix(self._ids, ids), len(ids) - 1)
+        self.stats.reused_tokens += keep
+        self.stats.prefill_tokens += len(ids) - keep
+        self._ids = list(ids)
+        return self._forward()
 
     def step(self, token_id: int):
-        time.sleep(self.step_seconds)
-        return self.inner.step(token_id)
+        self.stats.steps += 1
+        self._ids.append(token_id)
+        return self._forward()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def _forward(self):
+        import torch
+
+        began = time.perf_counter()
+        time.sleep(self.step_seconds)
+        logits = torch.randn(self.vocab.size, generator=self._generator) * 4
+        self.stats.model_seconds += time.perf_counter() - began
+        return logits
 
 
 def slow_random_resolver(step_seconds: float, seed: int = 0):
-    """A ``DecodeWorker.resolve_model`` for a slow random-weight model over a small vocabulary."""
+    """A ``DecodeWorker.resolve_model`` for ``SlowRandomBackend`` over a small vocabulary."""
 
     def resolve(settings, progress):
         def load(device: str):
-            from gdg_lsp.decoding.models import random_backend
             from gdg_lsp.decoding.vocab import ListVocabulary
 
-            return SlowBackend(random_backend(ListVocabulary(STORM_TOKENS), seed=seed), step_seconds)
+            return SlowRandomBackend(ListVocabulary(STORM_TOKENS), step_seconds, seed)
 
         return f"slow-random-{seed}", load
 
@@ -239,7 +270,7 @@ async def storm(requests: int = 500, rate: float = 60.0, step_ms: float = 15.0, 
             server.send({"jsonrpc": "2.0", "id": previous_id, "method": "textDocument/inlineCompletion",
                          "params": _inline_params(uri, line, column)})
             inline.append(future)
-            if n % 5 == 0:
+            if n % 3 == 0:
                 hover_ms.append(await _timed(server, "textDocument/hover", {
                     "textDocument": {"uri": uri}, "position": {"line": 12, "character": 10}}))
                 completion_ms.append(await _timed(server, "textDocument/completion", {
