@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP")
     parser.add_argument("--log-file", type=Path, default=None, help="also write the log to this file")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    parser.add_argument("--dev", action="store_true",
+                        help="test and development features for the server: the gdg/documentText request and "
+                             "`gdg.model: random[:SEED]`, a random-weight model (not for normal use)")
     sub = parser.add_subparsers(dest="command")
 
     complete = sub.add_parser("complete", help="print the suggestion at a position of a file")
@@ -120,7 +123,7 @@ def _setup_logging(level: str, log_file: Path | None, stream) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from gdg_lsp.server import create_server
 
-    server = create_server()
+    server = create_server(dev=args.dev)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():

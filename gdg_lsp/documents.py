@@ -25,6 +25,9 @@ from urllib.request import url2pathname
 from gdg_lsp.errors import DocumentNotOpenError
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+MAX_ANALYSED_CHARS = 2_000_000
+"""Documents longer than this are kept in step (every edit applied) but neither parsed nor
+analysed: a tree-sitter re-parse of 10 MB took 2.5 s per keystroke here, on the event loop."""
 
 
 def uri_to_path(uri: str | None) -> Path | None:
@@ -204,7 +207,9 @@ class Document:
 
     def _splice(self, start: int, end: int, new_text: str, tree: Any) -> TextEdit:
         old = self.text
-        if tree is not None:
+        # only tree-sitter trees are edited in place; other parsers' trees (P4's
+        # Lark program) are simply re-parsed (calling .edit on them lost the edit)
+        if tree is not None and hasattr(tree, "edit"):
             start_byte = len(old[:start].encode("utf-8", "surrogatepass"))
             old_end_byte = start_byte + len(old[start:end].encode("utf-8", "surrogatepass"))
             new_end_byte = start_byte + len(new_text.encode("utf-8", "surrogatepass"))
@@ -243,8 +248,15 @@ class Document:
         tail = [s + delta for s in starts[tail_from:]] if delta else starts[tail_from:]
         self._starts = head + rescanned + tail
 
+    @property
+    def too_large(self) -> bool:
+        return len(self.text) > MAX_ANALYSED_CHARS
+
     def _reparse(self, old_tree: Any) -> None:
         if self._parser is None:
+            return
+        if self.too_large:
+            self.tree = None
             return
         began = time.perf_counter()
         self.tree = self._parser(self.text.encode("utf-8", "surrogatepass"), old_tree)

@@ -6,14 +6,18 @@ share is ``server.session`` (gdg_lsp.server.session).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from gdg_lsp import __version__
 from gdg_lsp.server.protocol import GdgProtocol
+from gdg_lsp.server import transport
 from gdg_lsp.server.session import Session
 
 log = logging.getLogger(__name__)
@@ -27,6 +31,49 @@ class GdgLanguageServer(LanguageServer):
         )
         self.session = Session(self)
 
+    # -- transports: pygls' loops, with gdg_lsp.server.transport reading the frames --
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        stdin_stream, stdout_stream = transport.stdio_streams()
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or stdout_stream))
+
+        async def run() -> None:
+            chunks = transport.stdin_chunks(stdin or stdin_stream, asyncio.get_running_loop())
+            await self._serve(transport.FrameReader(chunks))
+
+        try:
+            asyncio.run(run())
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        self._stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await self._serve(transport.FrameReader(lambda: reader.read(transport.CHUNK)))
+            self.shutdown()
+
+        async def run() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            log.info("serving on %s", ", ".join(str(s.getsockname()) for s in self._server.sockets))
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(run())
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            pass
+
+    async def _serve(self, reader: transport.FrameReader) -> None:
+        await transport.serve(reader, self.protocol.receive, self.protocol.report_unreadable,  # type: ignore[attr-defined]
+                              self._stop_event)
+
     def report_server_error(self, error: Exception, source) -> None:
         # pygls' default shows a message and then shuts the server down; a bad
         # message must never do that. Log it, and answer unreadable messages.
@@ -35,7 +82,8 @@ class GdgLanguageServer(LanguageServer):
             self.protocol.report_unreadable(error)  # type: ignore[attr-defined]
 
 
-def create_server() -> GdgLanguageServer:
+def create_server(dev: bool = False) -> GdgLanguageServer:
+    """The server; ``dev`` adds the test features of ``gdg_lsp.server.devtools``."""
     from gdg_lsp.server import (
         code_action, completion, configuration, custom, hover, inline_completion, sync, workspace_files,
     )
@@ -43,4 +91,9 @@ def create_server() -> GdgLanguageServer:
     server = GdgLanguageServer()
     for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom):
         module.register(server)
+    if dev:
+        from gdg_lsp.server import devtools
+
+        devtools.register(server)
+        log.warning("development features are on (--dev): not for an editor's normal session")
     return server

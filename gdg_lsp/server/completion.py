@@ -6,6 +6,9 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp.errors import NestingLimitError
+from gdg_lsp.server import problems
+
 log = logging.getLogger(__name__)
 
 MAX_ITEMS = 2000
@@ -50,9 +53,14 @@ def register(server) -> None:
         prefix = text[start:offset]
         try:
             gamma = analyzer.gamma_at(doc.snapshot(), offset, session.workspace)
+        except NestingLimitError as err:
+            problems.report_limit(ls, err)
+            return empty
         except Exception:
             log.exception("Γ failed at %s:%s", doc.uri, offset)
             return empty
+        finally:
+            problems.report(ls, doc.language_id)
         items = [
             types.CompletionItem(label=b.name, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
                                  detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + b.name)

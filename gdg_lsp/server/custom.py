@@ -6,11 +6,16 @@ import asyncio
 import logging
 from typing import Any
 
-from gdg_lsp.explain import explain_hole, explain_suggestion
+from pygls.exceptions import JsonRpcInvalidParams
+
 from gdg_lsp.server.session import status_payload
 from gdg_lsp.server.worker import ModelNotReady
 
 log = logging.getLogger(__name__)
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -24,21 +29,27 @@ def register(server) -> None:
     def status(ls, params: Any = None) -> dict:
         payload = status_payload(ls.session.worker.state)
         payload["lastSuggestion"] = ls.session.last_suggestion
+        payload["worker"] = ls.session.worker.stats_payload()
         return payload
 
     @server.feature("gdg/explain")
     async def explain(ls, params: Any) -> dict:
         """params: {textDocument: {uri}, position: {line, character}, decode?: bool}"""
+        # imported here: it loads XGrammar and torch, which the server's start must not wait for
+        from gdg_lsp.explain import explain_hole, explain_suggestion
+
         session = ls.session
         document = _get(params, "textDocument") or _get(params, "text_document")
         position = _get(params, "position")
         uri = _get(document, "uri")
-        if uri is None or position is None:
-            return {"error": "gdg/explain needs textDocument.uri and position"}
+        line, character = _get(position, "line"), _get(position, "character", 0)
+        if not isinstance(uri, str) or not _is_index(line) or not _is_index(character):
+            raise JsonRpcInvalidParams("gdg/explain needs textDocument.uri (a string) and "
+                                       "position.line and position.character (integers from 0)")
         doc = session.documents.find(uri)
         if doc is None:
             return {"error": f"{uri} is not open"}
-        offset = doc.offset_at(int(_get(position, "line", 0)), int(_get(position, "character", 0)), session.encoding)
+        offset = doc.offset_at(line, character, session.encoding)
         snapshot = doc.snapshot()
         settings = session.settings
         if not _get(params, "decode", True) or session.worker.state.state != "ready":

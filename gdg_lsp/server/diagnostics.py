@@ -7,6 +7,7 @@ import logging
 from lsprotocol import types
 
 from gdg_lsp.languages.base import Finding
+from gdg_lsp.server import problems
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def publish(ls, uri: str) -> None:
     except Exception:
         log.exception("diagnostics failed for %s", uri)
         return
+    finally:
+        problems.report(ls, doc.language_id)
     if doc.version != snapshot.version:
         return  # the text moved on; the next schedule publishes fresh results
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(

@@ -12,6 +12,8 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp.errors import NestingLimitError
+from gdg_lsp.server import problems
 from gdg_lsp.server.worker import ModelNotReady
 
 log = logging.getLogger(__name__)
@@ -38,8 +40,17 @@ def register(server) -> None:
         except ModelNotReady as err:
             log.info("no inline suggestion: %s", err)
             return empty
+        except NestingLimitError as err:
+            problems.report_limit(ls, err)
+            return empty
+        except Exception as err:  # a grammar that does not compile, an analyzer bug...: say so, keep serving
+            problems.report_failure(ls, "inline completion", err)
+            return empty
+        finally:
+            problems.report(ls, doc.language_id)
         if suggestion is None:
             return empty  # superseded by a newer request for this document
+        problems.report_compile_errors(ls, suggestion)
         info = {"uri": doc.uri, "version": snapshot.version, **suggestion.summary()}
         session.last_suggestion = info
         ls.protocol.notify("gdg/suggestion", info)

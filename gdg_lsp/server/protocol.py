@@ -4,7 +4,14 @@
   while deserialising a request whose params fail validation (a negative
   ``character``...) and never replies, so the client waits forever; here such
   a request is answered with an InvalidParams error. A message that is not
-  JSON at all gets a ParseError response (id null), as JSON-RPC asks.
+  JSON at all gets a ParseError response (id null), as JSON-RPC asks; one that
+  is JSON but not a request (an array, a number, a wrong ``jsonrpc`` version,
+  an id that is neither a number nor a string, a method that is not a string,
+  a notification sent with an id) gets InvalidRequest; a request after
+  ``shutdown`` gets InvalidRequest too (pygls drops it silently).
+- Bodies arrive from ``gdg_lsp.server.transport`` and are parsed here, once, at
+  the top level only (pygls' ``object_hook`` parsing also turned any nested
+  object that happened to have a ``jsonrpc`` member into a message).
 - Documents live in the project's own store (``gdg_lsp.documents``): the
   builtin didOpen/didChange/didClose handlers do not also feed pygls'
   workspace (which splits lines on U+2028 and could fail before our handler
@@ -35,6 +42,59 @@ class _Malformed:
 
 
 class GdgProtocol(LanguageServerProtocol):
+    def receive(self, body: bytes) -> None:
+        """Parse one message body and handle it; every request in it gets an answer."""
+        try:
+            data = json.loads(body)
+        except Exception as err:  # bad UTF-8, bad JSON, nesting too deep, a 5,000-digit number...
+            self.report_unreadable(err)
+            return
+        if isinstance(data, list):  # a JSON-RPC batch: LSP has none; answer each request in it
+            requests = [m for m in data if isinstance(m, dict) and "method" in m and _valid_id(m.get("id"))]
+            for message in requests:
+                self._send_error(message["id"], JsonRpcInvalidRequest, "batches of messages are not supported")
+            if not requests:
+                self._send_error(None, JsonRpcInvalidRequest, "a JSON array is not a message")
+            return
+        if not isinstance(data, dict):
+            self._send_error(None, JsonRpcInvalidRequest, f"a JSON {type(data).__name__} is not a message")
+            return
+        if "method" in data and "id" in data and not _valid_id(data["id"]):
+            echo = data["id"] if isinstance(data["id"], float) else None
+            self._send_error(echo, JsonRpcInvalidRequest, "a request id must be a number or a string")
+            return
+        if "jsonrpc" in data and data["jsonrpc"] != self.VERSION:
+            if "method" in data and "id" in data:
+                self._send_error(data["id"], JsonRpcInvalidRequest, f"jsonrpc must be {self.VERSION!r}")
+            else:
+                log.warning("ignored a message with jsonrpc %r", data["jsonrpc"])
+            return
+        if "method" in data and not isinstance(data["method"], str):
+            if "id" in data:
+                self._send_error(data["id"], JsonRpcInvalidRequest, "a method name must be a string")
+            else:
+                log.warning("ignored a notification whose method is not a string")
+            return
+        if "method" in data and "id" in data and _is_notification(data["method"]):
+            # pygls would structure it as the notification, drop the id and never answer
+            self._send_error(data["id"], JsonRpcInvalidRequest,
+                             f"{data['method']} is a notification: it takes no id (the message was not acted on)")
+            return
+        if self._shutdown and "id" in data and "method" in data and data.get("method") != types.EXIT:
+            self._send_error(data["id"], JsonRpcInvalidRequest, "the server is shutting down")
+            return
+        try:
+            message = self.structure_message(data)
+        except Exception as err:  # not a request (those become _Malformed): nobody waits for an answer
+            log.warning("ignored a message that cannot be read: %s", _leaf_message(err.__cause__ or err))
+            return
+        self.handle_message(message)
+
+    def _send_error(self, msg_id: Any, kind: type[JsonRpcException], message: str) -> None:
+        log.warning("answered %r with %s: %s", msg_id, kind.__name__, message)
+        # written as a plain object: the typed response would drop a null "id"
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": kind.CODE, "message": message}})
+
     def structure_message(self, data: dict[str, Any]):
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data and "params" not in data:
             data = {**data, "params": None}  # JSON-RPC lets params be omitted
@@ -62,12 +122,16 @@ class GdgProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
-    def report_unreadable(self, error: Exception) -> None:
-        """The message body was not JSON (or not a JSON object): answer with a ParseError."""
-        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
-            # written as a plain object: the typed response would drop the required "id": null
-            self._send_data({"jsonrpc": "2.0", "id": None, "error": {
-                "code": JsonRpcParseError.CODE, "message": f"cannot parse message: {error}"}})
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not _valid_id(msg_id):  # pygls would hash it: a list or an object raised TypeError
+            log.warning("ignored $/cancelRequest for id %.60r (ids are numbers or strings)", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    def report_unreadable(self, error: Exception | str) -> None:
+        """A message could not be read (bad framing, not JSON): answer with a ParseError, id null."""
+        text = error if isinstance(error, str) else f"cannot parse message: {str(error)[:200] or type(error).__name__}"
+        self._send_error(None, JsonRpcParseError, text)
 
     # -- documents go to our store only ----------------------------------------------
 
@@ -97,6 +161,12 @@ def _leaf_message(err: BaseException) -> str:
         err = err.exceptions[0]
     where = f" ({'; '.join(path)})" if path else ""
     return f"{err}{where}"[:300]
+
+
+def _is_notification(method: str) -> bool:
+    """True for the LSP methods that are notifications (they have no response type)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[1] is None
 
 
 def _valid_id(value: Any) -> bool:

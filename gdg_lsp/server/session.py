@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from gdg_lsp import languages
-from gdg_lsp.documents import DocumentStore, PositionEncoding, uri_to_path
+from gdg_lsp.documents import MAX_ANALYSED_CHARS, DocumentStore, PositionEncoding, uri_to_path
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
@@ -41,7 +41,8 @@ class Session:
         self.workspace = WorkspaceContext(settings=self.settings)
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.worker = DecodeWorker(self._worker_state, self._worker_progress)
+        self.worker = DecodeWorker(self._worker_state, self._worker_progress,
+                                   lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
         self._progress_begun = False
         self._warned_languages: set[str] = set()
@@ -72,6 +73,12 @@ class Session:
         self.workspace.roots = roots
 
     def analyzer_for(self, language_id: str, text: str | None = None) -> Analyzer | None:
+        if text is not None and len(text) > MAX_ANALYSED_CHARS:  # kept in step, not analysed (documents.py)
+            if "too-large" not in self._warned_languages:
+                self._warned_languages.add("too-large")
+                self.show(f"gdg-lsp: a document of {len(text):,} characters is not analysed (the limit is "
+                          f"{MAX_ANALYSED_CHARS:,}); its edits are still followed", types.MessageType.Warning)
+            return None
         try:
             return languages.analyzer(language_id, text)
         except UnknownLanguageError as err:

@@ -1,0 +1,105 @@
+"""Workspace problems the user must hear about: each once, as window/showMessage and in the log.
+
+The analyzers keep serving when a source of names is broken (a schema file
+that is not a database, a PostgreSQL server that is down or hangs, an include
+folder that does not exist): they answer from what they could read. Nothing
+told the user why names were missing; this module does, once per distinct
+problem, after the analysis that found it. Each language that has such
+sources has one function here (``SOURCES``); a problem that is gone and comes
+back is shown again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+log = logging.getLogger(__name__)
+
+
+def _sql(session) -> list[str]:
+    from gdg_lsp.workspace.sql_catalog import catalog_for
+
+    return catalog_for(session.workspace.roots, session.settings).warnings()
+
+
+def _p4(session) -> list[str]:
+    missing = []
+    for path in session.settings.p4.include_paths:
+        if not Path(os.path.expanduser(path)).is_dir():
+            missing.append(f"gdg.p4.includePaths: {path} is not a folder; its headers cannot be read "
+                           f"(names they declare are not offered)")
+    return missing
+
+
+SOURCES: dict[str, Callable[[Any], list[str]]] = {"sql": _sql, "p4": _p4}
+
+_shown: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def report(ls, language_id: str) -> None:
+    """Show the problems of ``language_id``'s sources that were not shown yet."""
+    source = SOURCES.get(language_id)
+    if source is None:
+        return
+    session = ls.session
+    try:
+        current = set(source(session))
+    except Exception:  # a broken source must not break the request that looked at it
+        log.exception("could not collect the workspace problems for %s", language_id)
+        return
+    seen = _shown.setdefault(session, {})
+    before = seen.get(language_id, set())
+    for problem in sorted(current - before):
+        session.show(f"gdg-lsp: {problem}", types.MessageType.Warning)
+    seen[language_id] = current
+
+
+def report_limit(ls, err: BaseException) -> None:
+    """A position past one of the server's limits (33 nested scopes): refused, said once, no traceback."""
+    log.warning("refused: %s", err)
+    seen = _shown.setdefault(ls.session, {}).setdefault("limits", set())
+    if type(err).__name__ in seen:
+        return
+    seen.add(type(err).__name__)
+    ls.session.show(f"gdg-lsp: no completion here: {err}. Positions within the limit are served as usual.",
+                    types.MessageType.Warning)
+
+
+def report_failure(ls, what: str, err: BaseException) -> None:
+    """A request that failed inside the pipeline: logged with its traceback, shown once per kind."""
+    log.error("%s failed: %s", what, err, exc_info=err)
+    session = ls.session
+    seen = _shown.setdefault(session, {}).setdefault("failures", set())
+    key = (what, type(err).__name__)
+    if key in seen:
+        return
+    seen.add(key)
+    session.show(f"gdg-lsp: {what} failed: {type(err).__name__}: {str(err)[:300]}. "
+                 f"Names from Γ are still offered as completion items; the log has the details.",
+                 types.MessageType.Error)
+
+
+def report_compile_errors(ls, suggestion) -> None:
+    """π records a grammar that does not compile as an attempt and moves on to the next rung
+    (the request survives); the user hears of it once per fragment and rung."""
+    traces = getattr(getattr(suggestion, "execution", None), "statements", None) or ()
+    seen = _shown.setdefault(ls.session, {}).setdefault("compile", set())
+    for trace in traces:
+        for attempt in getattr(trace, "attempts", ()) or ():
+            if attempt.outcome != "compile-error":
+                continue
+            key = (suggestion.language, getattr(trace, "fragment", None), attempt.rung)
+            if key in seen:
+                continue
+            seen.add(key)
+            log.error("grammar of %s fragment %s, rung %s, does not compile: %s", *key, attempt.detail)
+            ls.session.show(f"gdg-lsp: the {key[0]} grammar {key[1]!r} (rung {key[2]}) does not compile: "
+                            f"{attempt.detail}. Other rungs are tried; Γ completion items still work.",
+                            types.MessageType.Error)
