@@ -24,7 +24,7 @@ from typing import Any
 
 from gdg_lsp.languages.sql_ddl import DdlResult, resolve
 from gdg_lsp.workspace import sql_ddl_files, sql_postgres, sql_sqlite
-from gdg_lsp.workspace.sql_schema import Table, merge
+from gdg_lsp.workspace.sql_schema import Schema, Table, merge
 
 
 @dataclass
@@ -41,6 +41,8 @@ class _DatabaseEntry:
     warning: str | None = None
     checked: float = float("-inf")
     ok: bool = False
+    refreshing: bool = False
+    """A background introspection is under way."""
 
 
 class SchemaCatalog:
@@ -152,20 +154,40 @@ class SchemaCatalog:
         self._changed()
 
     def _refresh_databases(self, force: bool) -> None:
+        """Re-introspect the databases that are due. A database's first
+        introspection and forced ones run here (bounded by ``database_timeout``);
+        the periodic ones run in a background thread and land when they finish,
+        so a request never waits for a slow or hanging database again."""
         now = time.monotonic()
         for dsn, entry in self._databases.items():
-            if not force and now - entry.checked < self.database_refresh_after:
+            if not force and (entry.refreshing or now - entry.checked < self.database_refresh_after):
                 continue
+            first = entry.checked == float("-inf")
             entry.checked = now
+            if force or first:
+                self._store(entry, sql_postgres.introspect(dsn, self.database_timeout))
+            else:
+                entry.refreshing = True
+                threading.Thread(target=self._refresh_in_background, args=(dsn, entry),
+                                 name="gdg-sql-introspect", daemon=True).start()
+
+    def _refresh_in_background(self, dsn: str, entry: _DatabaseEntry) -> None:
+        try:
             schema = sql_postgres.introspect(dsn, self.database_timeout)
-            if schema.warnings:
-                kept = f" (keeping the last known schema: {len(entry.tables)} tables)" if entry.ok else ""
-                entry.warning = schema.warnings[0] + kept
-                continue
-            entry.warning = None
-            if not entry.ok or schema.tables != entry.tables:
-                entry.tables, entry.ok = schema.tables, True
-                self._changed()
+            with self._lock:
+                self._store(entry, schema)
+        finally:
+            entry.refreshing = False
+
+    def _store(self, entry: _DatabaseEntry, schema: Schema) -> None:
+        if schema.warnings:
+            kept = f" (keeping the last known schema: {len(entry.tables)} tables)" if entry.ok else ""
+            entry.warning = schema.warnings[0] + kept
+            return
+        entry.warning = None
+        if not entry.ok or schema.tables != entry.tables:
+            entry.tables, entry.ok = schema.tables, True
+            self._changed()
 
     def _merge(self, exclude: str | None) -> list[Table]:
         ddl_results = [e.ddl for p, e in sorted(self._files.items()) if e.ddl is not None and str(p) != exclude]

@@ -156,3 +156,34 @@ def test_duplicate_definitions_merge_first_wins(corpus, tmp_path):
     started = time.perf_counter()
     SchemaCatalog([tmp_path]).tables()
     assert time.perf_counter() - started < 5
+
+
+def test_periodic_database_refreshes_never_make_a_request_wait(monkeypatch):
+    """The first introspection is awaited (bounded by its timeout); later ones run
+    in the background and their schema lands when they finish."""
+    import threading
+
+    from gdg_lsp.workspace import sql_postgres
+    from gdg_lsp.workspace.sql_schema import Column, Schema, Table
+
+    release = threading.Event()
+    calls = []
+
+    def introspect(dsn, timeout):
+        calls.append(dsn)
+        if len(calls) > 1:
+            release.wait(10)  # a database that has become slow
+        return Schema(tables=[Table(f"t{len(calls)}", (Column("id"),))])
+
+    monkeypatch.setattr(sql_postgres, "introspect", introspect)
+    catalog = SchemaCatalog([], ["postgresql://db/x"], database_refresh_after=0)
+    assert [t.name for t in catalog.tables()] == ["t1"]
+    started = time.monotonic()
+    assert [t.name for t in catalog.tables()] == ["t1"]  # the last known schema, at once
+    assert [t.name for t in catalog.tables()] == ["t1"]  # and no second refresh while one is under way
+    assert time.monotonic() - started < 1 and len(calls) == 2
+    release.set()
+    deadline = time.monotonic() + 10
+    while "t2" not in {t.name for t in catalog.tables()} and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "t2" in {t.name for t in catalog.tables()}
