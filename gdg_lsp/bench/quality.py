@@ -58,6 +58,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+_CORE_FLAGS = {"parsed", "passed", "match", "exact"}
+"""Oracle facts the main table already has (under its own names)."""
+_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate", *(f"{flag}_rate" for flag in _CORE_FLAGS)}
+
+
 def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, float]]:
     table: dict[str, dict[str, float]] = {}
     for arm in arms:
@@ -82,13 +87,10 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
         }
         # yes/no facts an oracle reports besides pass (SQL: "executes") become rates too
-        flags = sorted({k for r in mine for k, v in r["details"].items() if isinstance(v, bool) and k != "match"})
+        flags = sorted({k for r in mine for k, v in r["details"].items() if isinstance(v, bool) and k not in _CORE_FLAGS})
         for flag in flags:
             table[arm][f"{flag}_rate"] = sum(bool(r["details"].get(flag)) for r in mine) / len(mine)
     return table
-
-
-_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate"}
 
 
 def markdown(table: dict[str, dict[str, float]], header: str) -> str:
