@@ -483,7 +483,8 @@ def render(report: dict[str, Any]) -> str:
                              "round-trip p50 ms", "round-trip p95 ms", "server peak RSS MB"],
                             [[lsp.get("cold_first_suggestion_s", "-"), lsp["warm_first_suggestion_s"], lsp["requests"],
                               lsp["with_suggestion"], lsp["rtt_p50_ms"], lsp["rtt_p95_ms"], lsp["server_peak_rss_mb"]]]))
-    parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s")
+    parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
+                 f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
     return "\n".join(parts) + "\n"
 
 
@@ -493,6 +494,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from gdg_lsp.service import CompletionService
 
     began = time.perf_counter()
+    sections: dict[str, float] = {}
     report: dict[str, Any] = {"load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()), "engine": args.engine}
     with tempfile.TemporaryDirectory(prefix="gdg-bench-perf-") as tmp:
         scratch = Path(tmp)
@@ -514,11 +516,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             else:
                 del engine_service, backend
         assert service is not None
-        report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x])
+        sections["decode"] = time.perf_counter() - began
+        mark = time.perf_counter()
+        report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
+                                          1 if args.quick else 3)
+        sections["grammar"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         report["keystroke"] = bench_keystroke(args.corpus, [int(x) for x in args.file_lines.split(",") if x], args.keystrokes)
+        sections["keystroke"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         report["typing"] = bench_typing(service, args.corpus, args)
+        sections["typing"] = time.perf_counter() - mark
         if not args.no_lsp:
+            mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
+            sections["lsp"] = time.perf_counter() - mark
+    report["section_seconds"] = {k: round(v, 1) for k, v in sections.items()}
     report["peak_rss_mb"] = peak_rss_mb()
     report["seconds"] = time.perf_counter() - began
     report["command"] = "gdg-lsp bench perf " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "perf"] else [])

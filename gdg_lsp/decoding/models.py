@@ -168,6 +168,20 @@ enough to change some greedy choices); ``transformers`` is the generic
 ``transformers``."""
 
 
+def _load_tokenizer(folder: Path):
+    """The folder's tokenizer. A ``tokenizer.json`` is read directly: AutoTokenizer
+    first reads the model's config, which imports much of transformers' modelling
+    code (≈ 3 s of a start on the 2-core machine) that the lean decoder never uses."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    if (folder / "tokenizer.json").is_file():
+        try:
+            return PreTrainedTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+        except Exception:  # an unusual tokenizer: let transformers pick its class
+            pass
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+
 def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: str):
     import json
 
@@ -194,7 +208,6 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
 
     if threads is not None and device == "cpu":
         torch.set_num_threads(threads)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from gdg_lsp.decoding.backends import TorchBackend
@@ -218,7 +231,7 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
     hint = f" Delete {folder} to convert it again." if spec.kind == "gguf" else ""
     backend = None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = _load_tokenizer(folder)
     except Exception as err:
         raise ModelUnavailableError(f"could not load the tokenizer from {folder}: {err}.{hint}") from err
     if engine != "transformers":
@@ -234,6 +247,8 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
         except Exception as err:
             raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
     if backend is None:
+        from transformers import AutoModelForCausalLM
+
         try:
             model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
         except Exception as err:
