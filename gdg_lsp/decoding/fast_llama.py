@@ -16,8 +16,8 @@ the same mathematics with
 It implements the ModelBackend protocol of ``backends.py`` and keeps the
 prefix reuse of ``TorchBackend``. ``load_weights`` reads a Hugging Face folder
 (``config.json`` + safetensors) directly, without building a transformers
-model. The GPU path (static shapes, CUDA graphs, batching) is in
-``cuda_graphs.py`` and ``batching.py`` and reuses these weights.
+model. The GPU path (static shapes, one CUDA graph per step) is in
+``cuda_graphs.py`` and reuses these weights.
 """
 
 from __future__ import annotations
@@ -242,8 +242,10 @@ class KVCache:
             raise ValueError(f"sequence of {needed} tokens is longer than the model's {self.shape.max_positions}")
         capacity = max(needed, min(self.shape.max_positions, max(64, self.capacity * 2)))
         s = self.shape
-        k = [torch.empty(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
-        v = [torch.empty(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
+        # zeros, not empty: the static step (cuda_graphs) attends over the whole
+        # capacity under a mask, and 0 * NaN from uninitialised memory is NaN
+        k = [torch.zeros(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
+        v = [torch.zeros(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
         for old, new in zip(self.k + self.v, k + v):
             new[:, : self.length].copy_(old[:, : self.length])
         self.k, self.v, self.capacity = k, v, capacity

@@ -192,6 +192,10 @@ def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: st
     vocab = HFVocabulary(tokenizer, vocab_size=int(config["vocab_size"]))
     weights = load_weights(folder, quant="int8" if engine == "lean-int8" else "none", device=device,
                            vocab_rows=vocab.size)
+    if device != "cpu":  # static shapes, one CUDA graph per step (decoding/cuda_graphs.py)
+        from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend
+
+        return GraphLlamaBackend(weights, vocab, spec.name, device)
     return FastLlamaBackend(weights, vocab, spec.name, device)
 
 
@@ -258,7 +262,9 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
         backend = TorchBackend(model, vocab, spec.name, device)
     vocab = backend.vocab
     progress("Warming up", 95)
-    backend.prefill(vocab.encode("def main():\n").ids or [0])
+    warm_ids = vocab.encode("def main():\n").ids or [0]
+    backend.prefill(warm_ids)
+    backend.step(warm_ids[0])  # the first step has its own one-time costs (a CUDA graph's capture)
     backend.reset()
     progress(f"{spec.name} ready on {device}", 100)
     return backend
