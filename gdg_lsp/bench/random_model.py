@@ -50,8 +50,12 @@ def default_tokenizer_dir() -> Path:
 
 
 def write_random_model(folder: Path, shape: str = "tiny", tokenizer_dir: Path | None = None, seed: int = 0,
-                       dtype: str = "float32") -> Path:
-    """Write a random-weight model of ``shape`` (a key of SHAPES) to ``folder``; returns it."""
+                       dtype: str | None = None) -> Path:
+    """Write a random-weight model of ``shape`` (a key of SHAPES) to ``folder``; returns it.
+
+    ``dtype``: of the stored weights; bfloat16 except for ``tiny`` (half the bytes to
+    write and read; the backends convert to what they compute in)."""
+    dtype = dtype or ("float32" if shape == "tiny" else "bfloat16")
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
