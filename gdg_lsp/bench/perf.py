@@ -204,7 +204,7 @@ def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]
     cache = GrammarCache(vocab)
     out = []
     for size in sizes:
-        inst, comp, hit, gamma_sizes, rung = [], [], [], [], None
+        inst, comp, hit, names_only, gamma_sizes, rung = [], [], [], [], [], None
         for rep in range(reps):
             # fresh names each repetition: each one is a real cache miss
             text, cursor = _module_with_names(size, f"n{rep}x{size}")
@@ -236,12 +236,19 @@ def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]
                 began = time.perf_counter()
                 cache.get(grammar.text)
                 hit.append(time.perf_counter() - began)
+            # the same names alone (root ::= the alternation): what Γ adds, without
+            # the statement grammar around the slots
+            names = sorted(hole.gamma.overlay().names())
+            began = time.perf_counter()
+            cache.get(f"root ::= {fragments.render_alternation(names)}\n")
+            names_only.append(time.perf_counter() - began)
             gamma_sizes.append(len(hole.gamma))
         out.append({
             "names": size, "gamma_size": max(gamma_sizes), "rung": rung,
             "instantiate_ms": _ms(statistics.median(inst)), "compile_ms": _ms(statistics.median(comp)),
             "uncached_ms": _ms(statistics.median(i + c for i, c in zip(inst, comp))),
             "cache_hit_ms": round(statistics.median(hit) * 1000, 5),
+            "names_only_compile_ms": _ms(statistics.median(names_only)),
         })
         _log(f"grammar |Γ|={out[-1]['gamma_size']}: {out[-1]['uncached_ms']:.1f} ms uncached")
     return out
@@ -404,7 +411,9 @@ def bench_lsp(model: str, corpus: Path, args: argparse.Namespace, scratch: Path)
     _log(f"warm start: first suggestion after {first:.1f} s")
     try:
         uri = "file:///bench/typing.py"
-        rtt = []
+        rtt: list[float] = []
+        tokens: list[int] = []
+        server_ms: list[float] = []
         items = 0
         version = 1
         for index in range(args.lsp_requests):
@@ -417,6 +426,7 @@ def bench_lsp(model: str, corpus: Path, args: argparse.Namespace, scratch: Path)
                 version += 1
             client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
                 {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}}, "text": ch}]})
+            seen = len(client.messages)
             began = time.perf_counter()
             answer = client.request(100 + index, "textDocument/inlineCompletion", {
                 "textDocument": {"uri": uri}, "position": {"line": line, "character": col + 1}, "context": {"triggerKind": 2}},
@@ -425,9 +435,19 @@ def bench_lsp(model: str, corpus: Path, args: argparse.Namespace, scratch: Path)
             if "error" in answer:
                 raise RuntimeError(f"inline completion failed: {answer['error']}")
             items += bool(answer["result"] and answer["result"].get("items"))
+            # the server's own account of the request (sent before the answer)
+            for message in client.messages[seen:]:
+                if message.get("method") == "gdg/suggestion":
+                    info = message["params"]
+                    tokens.append(info.get("tokens", 0))
+                    server_ms.append(info.get("timingsMs", {}).get("total", 0.0))
         out.update({
             "requests": len(rtt), "with_suggestion": items,
             "rtt_p50_ms": round(percentile(rtt, 0.5), 1), "rtt_p95_ms": round(percentile(rtt, 0.95), 1),
+            "tokens_mean": round(statistics.mean(tokens), 1) if tokens else 0.0,
+            "server_total_p50_ms": round(percentile(server_ms, 0.5), 1),
+            # what the protocol adds: round trip minus the server's own time, per request
+            "overhead_p50_ms": round(percentile([r - m for r, m in zip(rtt, server_ms)], 0.5), 1) if server_ms else 0.0,
             "server_peak_rss_mb": round(peak_rss_mb(client.proc.pid), 1),
         })
     finally:
@@ -464,9 +484,10 @@ def render(report: dict[str, Any]) -> str:
               m["first_p50_ms"], m["warm_p50_ms"], m["warm_p95_ms"], m["warm_ms_per_token"], m["first_ratio_vs_none"],
               m["warm_ratio_vs_none"], m["per_token_ratio_vs_none"], m["rungs"]] for arm, m in decode.items()]))
     parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
-    parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms"],
+    parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
+                         "names-only grammar compile ms"],
                         [[g["names"], g["gamma_size"], g["rung"], g["instantiate_ms"], g["compile_ms"], g["uncached_ms"],
-                          g["cache_hit_ms"]] for g in report["grammar"]]))
+                          g["cache_hit_ms"], g.get("names_only_compile_ms", "-")] for g in report["grammar"]]))
     parts.append("\n### keystroke: didChange → re-parse → hole and Γ ready\n")
     parts.append(_table(["lines", "keys", "|Γ|", "re-parse p95 ms", "Γ p95 ms", "total p50 ms", "total p95 ms"],
                         [[k["lines"], k["keystrokes"], k["gamma_size"], k["reparse_p95_ms"], k["gamma_p95_ms"],
@@ -480,9 +501,12 @@ def render(report: dict[str, Any]) -> str:
         lsp = report["lsp"]
         parts.append("\n### LSP over stdio (a server subprocess)\n")
         parts.append(_table(["cold start → 1st suggestion s", "warm start → 1st suggestion s", "requests", "with suggestion",
-                             "round-trip p50 ms", "round-trip p95 ms", "server peak RSS MB"],
+                             "tokens/suggestion", "round-trip p50 ms", "round-trip p95 ms", "server time p50 ms",
+                             "protocol overhead p50 ms", "server peak RSS MB"],
                             [[lsp.get("cold_first_suggestion_s", "-"), lsp["warm_first_suggestion_s"], lsp["requests"],
-                              lsp["with_suggestion"], lsp["rtt_p50_ms"], lsp["rtt_p95_ms"], lsp["server_peak_rss_mb"]]]))
+                              lsp["with_suggestion"], lsp.get("tokens_mean", "-"), lsp["rtt_p50_ms"], lsp["rtt_p95_ms"],
+                              lsp.get("server_total_p50_ms", "-"), lsp.get("overhead_p50_ms", "-"),
+                              lsp["server_peak_rss_mb"]]]))
     parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
                  f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
     return "\n".join(parts) + "\n"

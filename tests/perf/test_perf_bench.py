@@ -47,6 +47,7 @@ def test_grammar_cost_against_gamma_size(report):
         assert r["instantiate_ms"] > 0 and r["compile_ms"] > 0
         assert r["uncached_ms"] >= r["compile_ms"]
         assert 0 < r["cache_hit_ms"] < r["compile_ms"]
+        assert r["names_only_compile_ms"] > 0
 
 
 def test_keystroke_path_against_file_size(report):
@@ -77,6 +78,9 @@ def test_lsp_round_trips_and_memory(report):
     assert 0 < lsp["warm_ready_s"] <= lsp["warm_first_suggestion_s"]
     assert lsp["requests"] == 8 and 0 <= lsp["with_suggestion"] <= 8
     assert 0 < lsp["rtt_p50_ms"] <= lsp["rtt_p95_ms"]
+    # the server reported each request (gdg/suggestion): its own time is inside the round trip
+    assert 0 < lsp["server_total_p50_ms"] and lsp["overhead_p50_ms"] >= 0
+    assert lsp["tokens_mean"] > 0
     assert lsp["server_peak_rss_mb"] > 50
     assert lsp["server_exit_code"] == 0
     assert report["peak_rss_mb"] > 50
