@@ -185,6 +185,43 @@ def bench_decode(service, cases, args: argparse.Namespace) -> dict[str, Any]:
     return table
 
 
+# -- engines: model step time, interleaved ------------------------------------------------------
+
+
+def bench_engines(backends: dict[str, Any], prompt: str, rounds: int, steps: int = 8) -> dict[str, Any]:
+    """Per-step time of each engine, measured in alternation (round by round) so that a
+    change in the machine's load hits every engine alike; and how often each engine's
+    greedy token agrees with the first engine's on the same inputs."""
+    import torch
+
+    names = list(backends)
+    first = backends[names[0]]
+    ids = first.vocab.encode(prompt).ids
+    times: dict[str, list[float]] = {n: [] for n in names}
+    agree: dict[str, list[bool]] = {n: [] for n in names}
+    for _ in range(rounds):
+        picks: dict[str, list[int]] = {}
+        for name in names:
+            backend = backends[name]
+            backend.reset()
+            logits = backend.prefill(ids)
+            # the same inputs for every engine: the first engine's greedy tokens
+            feed = picks.get(names[0]) or []
+            chosen = []
+            for index in range(steps):
+                chosen.append(int(torch.argmax(logits)))
+                token = feed[index] if feed else chosen[-1]
+                began = time.perf_counter()
+                logits = backend.step(token)
+                times[name].append(time.perf_counter() - began)
+            picks[name] = chosen
+            agree[name].extend(a == b for a, b in zip(chosen, picks[names[0]]))
+    base = statistics.median(times[names[0]])
+    return {name: {"step_ms": _ms(statistics.median(times[name])), "tokens_per_s": 1 / statistics.median(times[name]),
+                   "ratio_vs_first": statistics.median(times[name]) / base,
+                   "greedy_agreement": sum(agree[name]) / len(agree[name])} for name in names}
+
+
 # -- grammar: τ_Γ and compilation against |Γ| -------------------------------------------------
 
 
@@ -483,6 +520,11 @@ def render(report: dict[str, Any]) -> str:
             [[arm, m["tokens"], m["tokens_per_s"], m["model_step_ms"], m["mask_step_ms"], m["mask_pct_of_step"],
               m["first_p50_ms"], m["warm_p50_ms"], m["warm_p95_ms"], m["warm_ms_per_token"], m["first_ratio_vs_none"],
               m["warm_ratio_vs_none"], m["per_token_ratio_vs_none"], m["rungs"]] for arm, m in decode.items()]))
+    if report.get("engines"):
+        parts.append("\n### engines: model step, measured in alternation (same prompt, same tokens)\n")
+        parts.append(_table(["engine", "step ms", "tokens/s", "× first", "greedy agreement with first"],
+                            [[name, e["step_ms"], e["tokens_per_s"], e["ratio_vs_first"], e["greedy_agreement"]]
+                             for name, e in report["engines"].items()]))
     parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
     parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
                          "names-only grammar compile ms"],
@@ -526,6 +568,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cases = cut_holes(args.corpus, args.holes, args.seed)
         report["decode"] = {}
         service = None
+        backends: dict[str, Any] = {}
         for engine in [args.engine, *[e.strip() for e in args.compare_engines.split(",") if e.strip()]]:
             backend, device, load_s = load_backend(model, args, engine)
             engine_name = f"{engine} → {type(backend).__name__}"
@@ -535,11 +578,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             _log(f"{engine_name}: loaded in {load_s:.1f} s; decoding {len(cases)} holes")
             engine_service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
             report["decode"][engine_name] = bench_decode(engine_service, cases, args)
+            backends[engine_name] = backend
             if service is None:
                 service = engine_service
-            else:
-                del engine_service, backend
         assert service is not None
+        if len(backends) > 1:
+            report["engines"] = bench_engines(backends, cases[0].text[: cases[0].cursor][-3000:], 3 if args.quick else 8)
+        for name in list(backends)[1:]:
+            del backends[name]
         sections["decode"] = time.perf_counter() - began
         mark = time.perf_counter()
         report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
