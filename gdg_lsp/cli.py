@@ -40,6 +40,7 @@ def _add_decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-lines", type=int, default=None)
     parser.add_argument("--timeout-ms", type=int, default=None)
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 1)")
+    parser.add_argument("--engine", default=None, help="auto, lean, lean-int8 or transformers (gdg.engine)")
     parser.add_argument("--settings", type=Path, default=None, help="JSON file with gdg.* settings")
 
 
@@ -146,7 +147,7 @@ def _settings_for(args: argparse.Namespace):
     overrides = {
         "constraint": args.constraint, "model": args.model, "device": args.device,
         "maxTokens": args.max_tokens, "maxLines": args.max_lines, "timeoutMs": args.timeout_ms,
-        "threads": args.threads,
+        "threads": args.threads, "engine": args.engine,
     }
     data = {**(data.get("gdg", data) if isinstance(data, dict) else {}), **{k: v for k, v in overrides.items() if v is not None}}
     settings, problems = from_json(data)
@@ -196,7 +197,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     if warning:
         print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
     began = time.perf_counter()
-    backend = models.load(models.resolve(settings.model), device, _progress, settings.threads)
+    backend = models.load(models.resolve(settings.model), device, _progress, settings.threads, settings.engine)
     load_seconds = time.perf_counter() - began
     service = CompletionService(backend, workspace)
     suggestion = service.complete(snapshot, offset, settings)

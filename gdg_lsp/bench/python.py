@@ -43,7 +43,10 @@ def _candidates(path: Path) -> list[tuple[int, str]]:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue  # docstrings
             line = lines[stmt.lineno - 1]
-            if line.strip() != ast.get_source_segment(text, stmt) or ";" in line:
+            # the statement's own text (one line; ast offsets count UTF-8 bytes).
+            # Not ast.get_source_segment: it splits the whole file on every call.
+            segment = line.encode("utf-8")[stmt.col_offset : stmt.end_col_offset].decode("utf-8", "replace")
+            if line.strip() != segment or ";" in line:
                 continue
             out.append((stmt.lineno, line))
     return sorted(set(out))

@@ -13,6 +13,7 @@ string, about log2 |V| per step for unconstrained text.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -34,6 +35,8 @@ STOP_TIMEOUT = "timeout"
 STOP_CANCELLED = "cancelled"
 STOP_DEAD_END = "no-allowed-token"
 NATURAL_STOPS = frozenset({STOP_NEWLINE, STOP_GRAMMAR, STOP_EOS})
+HEAL_TOP = 32
+"""Healing candidates tried in score order before the rest are sorted."""
 
 
 @dataclass
@@ -238,12 +241,15 @@ class Decoder:
         the number of candidates, an upper bound of the admissible set.
         """
         candidates = self.vocab.healing_candidates(pending)
-        if not candidates:
+        if not len(candidates):
             return None, 0
-        index = torch.tensor(candidates, dtype=torch.long)
-        order = torch.argsort(logits[index], descending=True)
-        for position in order.tolist():
-            token = candidates[position]
+        scores = logits[torch.from_numpy(candidates)]
+        # a blank has thousands of candidates and the best few almost always fit:
+        # sort them all only when the first HEAL_TOP do not
+        top = torch.topk(scores, min(HEAL_TOP, len(candidates))).indices.tolist()
+        rest = lambda: torch.argsort(scores, descending=True).tolist()[HEAL_TOP:]  # noqa: E731
+        for position in itertools.chain(top, _lazy(rest)):
+            token = int(candidates[position])
             piece = self.vocab.token_bytes[token]
             region_piece = piece[max(0, outside - len(produced)) :] if len(produced) + len(piece) > outside else b""
             if no_blank and region_piece[:1] in (b" ", b"\t"):
@@ -255,6 +261,10 @@ class Decoder:
                     matcher.rollback(1)
             return token, len(candidates)
         return None, 0
+
+
+def _lazy(make: Any):
+    yield from make()
 
 
 def _cut_line(text: str, ended_by_newline: bool) -> tuple[str, str]:

@@ -159,16 +159,59 @@ def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, threads: int | None = 1):
-    """Load ``spec`` into a TorchBackend (converting and caching a GGUF file once).
+ENGINES = ("auto", "lean", "lean-int8", "transformers")
+"""How the model runs (``gdg.engine``): ``lean`` is ``fast_llama`` (Llama/Qwen2
+checkpoints, fp32 on CPU, bf16 on a GPU, same logits as transformers);
+``lean-int8`` adds int8 weights on CPU (about 2x faster, but the logits move
+enough to change some greedy choices); ``transformers`` is the generic
+``TorchBackend``; ``auto`` is ``lean`` where the checkpoint allows it, else
+``transformers``."""
 
-    ``threads`` sets torch's CPU threads (None leaves torch's default)."""
+
+def _load_tokenizer(folder: Path):
+    """The folder's tokenizer. A ``tokenizer.json`` is read directly: AutoTokenizer
+    first reads the model's config, which imports much of transformers' modelling
+    code (≈ 3 s of a start on the 2-core machine) that the lean decoder never uses."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    if (folder / "tokenizer.json").is_file():
+        try:
+            return PreTrainedTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+        except Exception:  # an unusual tokenizer: let transformers pick its class
+            pass
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+
+def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: str):
+    import json
+
+    from gdg_lsp.decoding.fast_llama import FastLlamaBackend, load_weights
+    from gdg_lsp.decoding.vocab import HFVocabulary
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    vocab = HFVocabulary(tokenizer, vocab_size=int(config["vocab_size"]))
+    weights = load_weights(folder, quant="int8" if engine == "lean-int8" else "none", device=device,
+                           vocab_rows=vocab.size)
+    if device != "cpu":  # static shapes, one CUDA graph per step (decoding/cuda_graphs.py)
+        from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend
+
+        return GraphLlamaBackend(weights, vocab, spec.name, device)
+    return FastLlamaBackend(weights, vocab, spec.name, device)
+
+
+def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, threads: int | None = 1,
+         engine: str = "auto"):
+    """Load ``spec`` into a backend (converting and caching a GGUF file once).
+
+    ``threads`` sets torch's CPU threads (None leaves torch's default);
+    ``engine`` is one of ``ENGINES``."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     _offline()
     import torch
 
     if threads is not None and device == "cpu":
         torch.set_num_threads(threads)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from gdg_lsp.decoding.backends import TorchBackend
@@ -189,17 +232,39 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
                 ) from err
     progress(f"Loading {spec.name}", 85)
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    hint = f" Delete {folder} to convert it again." if spec.kind == "gguf" else ""
+    backend = None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
+        tokenizer = _load_tokenizer(folder)
     except Exception as err:
-        hint = f" Delete {folder} to convert it again." if spec.kind == "gguf" else ""
-        raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
-    model.to(device)
-    vocab = HFVocabulary(tokenizer, vocab_size=model.config.vocab_size)
-    backend = TorchBackend(model, vocab, spec.name, device)
+        raise ModelUnavailableError(f"could not load the tokenizer from {folder}: {err}.{hint}") from err
+    if engine != "transformers":
+        from gdg_lsp.decoding.fast_llama import UnsupportedModel
+
+        try:
+            backend = _load_lean(folder, tokenizer, spec, device, engine)
+        except UnsupportedModel as err:
+            if engine != "auto":
+                raise ModelUnavailableError(f"gdg.engine {engine!r} cannot run {spec.name}: {err}; "
+                                            f"use `auto` or `transformers`") from err
+            progress(f"{spec.name}: {err}; using transformers", None)
+        except Exception as err:
+            raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
+    if backend is None:
+        from transformers import AutoModelForCausalLM
+
+        try:
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
+        except Exception as err:
+            raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
+        model.to(device)
+        vocab = HFVocabulary(tokenizer, vocab_size=model.config.vocab_size)
+        backend = TorchBackend(model, vocab, spec.name, device)
+    vocab = backend.vocab
     progress("Warming up", 95)
-    backend.prefill(vocab.encode("def main():\n").ids or [0])
+    warm_ids = vocab.encode("def main():\n").ids or [0]
+    backend.prefill(warm_ids)
+    backend.step(warm_ids[0])  # the first step has its own one-time costs (a CUDA graph's capture)
     backend.reset()
     progress(f"{spec.name} ready on {device}", 100)
     return backend

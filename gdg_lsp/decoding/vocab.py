@@ -61,12 +61,12 @@ class Vocabulary:
         return np.array([b[:1] in (b" ", b"\t") for b in self.token_bytes], dtype=bool)
 
     @cached_property
-    def _sorted(self) -> tuple[list[bytes], list[int]]:
+    def _sorted(self) -> tuple[list[bytes], np.ndarray]:
         pairs = sorted(
             (b, i) for i, b in enumerate(self.token_bytes)
             if b and i not in self.special_ids and i not in self.stop_ids
         )
-        return [b for b, _ in pairs], [i for _, i in pairs]
+        return [b for b, _ in pairs], np.array([i for _, i in pairs], dtype=np.int64)
 
     @cached_property
     def _by_bytes(self) -> dict[bytes, list[int]]:
@@ -76,18 +76,28 @@ class Vocabulary:
                 table.setdefault(b, []).append(i)
         return table
 
-    def healing_candidates(self, pending: bytes) -> list[int]:
+    def healing_candidates(self, pending: bytes) -> np.ndarray:
         """Tokens consistent with having to produce ``pending`` next: a token that
-        is a prefix of it, or a token that starts with all of it."""
-        out: list[int] = []
+        is a prefix of it, or a token that starts with all of it (int64 ids).
+
+        The tokens that start with ``pending`` are one slice of the sorted
+        vocabulary (half of it for a blank): found by two bisections, never
+        walked in Python."""
+        shorter: list[int] = []
         for k in range(1, len(pending)):
-            out.extend(self._by_bytes.get(pending[:k], ()))
+            shorter.extend(self._by_bytes.get(pending[:k], ()))
         keys, ids = self._sorted
         lo = bisect.bisect_left(keys, pending)
-        while lo < len(keys) and keys[lo].startswith(pending):
-            out.append(ids[lo])
-            lo += 1
-        return out
+        hi = lo
+        if pending:
+            stripped = pending.rstrip(b"\xff")
+            if stripped:  # the first byte string after every extension of pending
+                upper = stripped[:-1] + bytes([stripped[-1] + 1])
+                hi = bisect.bisect_left(keys, upper, lo)
+            else:
+                hi = len(keys)
+        longer = ids[lo:hi]
+        return np.concatenate([np.array(shorter, dtype=np.int64), longer]) if shorter else longer.copy()
 
 
 class HFVocabulary(Vocabulary):

@@ -58,7 +58,7 @@ class Session:
         self.workspace.settings = settings
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
-        if not initial and (previous.model, previous.device, previous.threads) != (settings.model, settings.device, settings.threads):
+        if not initial and (previous.model, previous.device, previous.threads, previous.engine) != (settings.model, settings.device, settings.threads, settings.engine):
             self.start_model()
 
     def set_roots(self, params: types.InitializeParams) -> None:

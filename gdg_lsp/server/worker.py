@@ -142,7 +142,7 @@ def default_model_resolver(settings: Settings, progress: Callable[[str, int | No
     from gdg_lsp.decoding import models
 
     spec = models.resolve(settings.model)
-    return spec.name, lambda device: models.load(spec, device, progress, settings.threads)
+    return spec.name, lambda device: models.load(spec, device, progress, settings.threads, settings.engine)
 
 
 class DecodeWorker:
@@ -154,7 +154,7 @@ class DecodeWorker:
         self._on_warning = on_warning or (lambda message: log.warning("%s", message))
         self._latest: dict[str, Job] = {}
         self._lock = threading.Lock()
-        self._loaded_for: tuple[str, str, int] | None = None
+        self._loaded_for: tuple[str, str, int, str] | None = None
         self.resolve_model: ModelResolver = default_model_resolver
         self.service: Any = None
         self.state = WorkerState("idle")
@@ -178,7 +178,7 @@ class DecodeWorker:
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
         from gdg_lsp.decoding import models
 
-        key = (settings.model, settings.device, settings.threads)
+        key = (settings.model, settings.device, settings.threads, settings.engine)
         if self._loaded_for == key and self.service is not None:
             self.service.workspace = workspace
             return

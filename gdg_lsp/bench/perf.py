@@ -1,0 +1,618 @@
+"""``gdg-lsp bench perf``: what each stage costs, side by side, in one run.
+
+Sections (each a table; ``--json OUT`` writes them all):
+
+- decode: tokens/s, model step and per-step mask cost for the none/syntax/scope
+  arms over holes cut from real code, asked through the CompletionService the
+  server uses; end-to-end latency and its ratio to the ``none`` arm measured in
+  the same run (first ask and warm repeat);
+- grammar: τ_Γ instantiation and XGrammar compilation against |Γ| (a Python
+  module with N global names), uncached and as a cache hit;
+- keystroke: didChange → incremental re-parse → hole and Γ ready, against file
+  size (real corpus code), p50/p95;
+- typing: a statement typed key by key with a suggestion asked after each key;
+  the GrammarCache's counters prove no grammar is compiled twice (and none at
+  all after the first key while Γ does not change);
+- lsp: a real server subprocess over stdio (``bench/lsp_client.py``): cold start
+  (empty model cache) and warm start to the first suggestion, inline-completion
+  round-trips p50/p95 while typing, the server's peak RSS;
+- memory: this process's peak RSS.
+
+``--model random`` writes a random-weight model of ``--shape`` with a real
+tokenizer (``bench/random_model.py``): speed does not depend on the weights,
+and CI has no GPU and little time (``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gdg_lsp.bench.quality import DEFAULT_CORPUS, percentile
+
+ARMS = ("none", "syntax", "scope")
+TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
+TYPED = "result = total"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="gdg-lsp bench perf", description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS, help="corpus root (default: %(default)s)")
+    parser.add_argument("--model", default="default", help="`default`, a model folder or .gguf, or `random`")
+    parser.add_argument("--shape", default="tiny", help="shape of --model random: tiny, smollm2-135m, qwen2.5-0.5b")
+    parser.add_argument("--tokenizer", type=Path, default=None, help="tokenizer folder for --model random (default: the default model's)")
+    parser.add_argument("--engine", default="auto", help="auto, lean, lean-int8, transformers")
+    parser.add_argument("--compare-engines", default="",
+                        help="comma-separated extra engines whose decode arms are measured too (e.g. transformers,lean-int8)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--holes", type=int, default=12, help="holes for the decode section")
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gamma-sizes", default="10,100,1000,10000")
+    parser.add_argument("--file-lines", default="100,1000,5000,10000")
+    parser.add_argument("--keystrokes", type=int, default=40, help="keystrokes per file size")
+    parser.add_argument("--lsp-requests", type=int, default=30)
+    parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes for CI: 2 holes, 12 tokens, Γ up to 1000, files up to 5000 lines")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.holes = min(args.holes, 2)
+        args.max_tokens = min(args.max_tokens, 12)
+        args.gamma_sizes = "10,100,1000"
+        args.file_lines = "100,1000,5000"
+        args.keystrokes = min(args.keystrokes, 12)
+        args.lsp_requests = min(args.lsp_requests, 8)
+    return args
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def _log(message: str) -> None:
+    print(f"  {message}", file=sys.stderr, flush=True)
+
+
+def peak_rss_mb(pid: int | None = None) -> float:
+    """Peak resident memory in MB: of ``pid`` (Linux /proc), or of this process."""
+    if pid is not None:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            return 0.0
+        return 0.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- the model ------------------------------------------------------------------------
+
+
+def model_setting(args: argparse.Namespace, scratch: Path) -> str:
+    """The ``gdg.model`` value to load (writing the random model first when asked)."""
+    if args.model != "random":
+        return args.model
+    from gdg_lsp.bench.random_model import write_random_model
+
+    began = time.perf_counter()
+    folder = write_random_model(scratch / f"random-{args.shape}", args.shape, args.tokenizer, args.seed)
+    _log(f"random {args.shape} model written in {time.perf_counter() - began:.1f} s")
+    return str(folder)
+
+
+def load_backend(setting: str, args: argparse.Namespace, engine: str):
+    from gdg_lsp.decoding import models
+
+    device, warning = models.resolve_device(args.device)
+    if warning:
+        _log(f"warning: {warning}")
+    began = time.perf_counter()
+    backend = models.load(models.resolve(setting), device, threads=args.threads, engine=engine)
+    return backend, device, time.perf_counter() - began
+
+
+# -- decode: arms side by side ----------------------------------------------------------
+
+
+def bench_decode(service, cases, args: argparse.Namespace) -> dict[str, Any]:
+    from gdg_lsp import languages
+    from gdg_lsp.documents import Document
+    from gdg_lsp.settings import Settings
+
+    stats = service.backend.stats
+    rows: dict[str, list[dict[str, float]]] = {arm: [] for arm in ARMS}
+    for case in cases:
+        doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+        # untimed: the document's prompt in the KV cache, as in an editing session
+        service.complete(doc.snapshot(), case.cursor, Settings(constraint="none", max_tokens=1, timeout_ms=60000))
+        for arm in ARMS:
+            settings = Settings(constraint=arm, max_tokens=args.max_tokens, timeout_ms=60000)
+            first = service.complete(doc.snapshot(), case.cursor, settings)
+            steps0, model0 = stats.steps, stats.model_seconds
+            warm = service.complete(doc.snapshot(), case.cursor, settings)
+            traces = warm.execution.statements if warm.execution else []
+            rows[arm].append({
+                "first_ms": first.timings.get("total", 0.0) * 1000,
+                "warm_ms": warm.timings.get("total", 0.0) * 1000,
+                "tokens": warm.tokens,
+                "decode_s": warm.timings.get("decode", 0.0),
+                "prefill_s": sum(t.seconds.get("prefill", 0.0) for t in traces),
+                "mask_s": sum(t.seconds.get("mask", 0.0) for t in traces),
+                "step_calls": stats.steps - steps0,
+                "model_s": stats.model_seconds - model0,
+                "rung": warm.rung or "none",
+            })
+    table: dict[str, Any] = {}
+    for arm, mine in rows.items():
+        tokens = sum(r["tokens"] for r in mine)
+        step_calls = sum(r["step_calls"] for r in mine)
+        step_s = sum(r["model_s"] - r["prefill_s"] for r in mine)
+        model_step = step_s / step_calls if step_calls else 0.0
+        mask_step = sum(r["mask_s"] for r in mine) / tokens if tokens else 0.0
+        decode_s = sum(r["decode_s"] for r in mine)
+        table[arm] = {
+            "holes": len(mine), "tokens": tokens,
+            "tokens_per_s": tokens / decode_s if decode_s else 0.0,
+            "model_step_ms": model_step * 1000, "mask_step_ms": mask_step * 1000,
+            "mask_pct_of_step": 100 * mask_step / model_step if model_step else 0.0,
+            "first_p50_ms": percentile([r["first_ms"] for r in mine], 0.5),
+            "warm_p50_ms": percentile([r["warm_ms"] for r in mine], 0.5),
+            "warm_p95_ms": percentile([r["warm_ms"] for r in mine], 0.95),
+            "rungs": sorted({r["rung"] for r in mine}),
+        }
+    base = table["none"]
+    for arm in ARMS:
+        m = table[arm]
+        m["first_ratio_vs_none"] = m["first_p50_ms"] / base["first_p50_ms"] if base["first_p50_ms"] else 0.0
+        m["warm_ratio_vs_none"] = m["warm_p50_ms"] / base["warm_p50_ms"] if base["warm_p50_ms"] else 0.0
+        # per token: the arms stop at different lengths, so latency alone mixes in output length
+        per_token = lambda a: (sum(r["warm_ms"] for r in rows[a]) / max(1, sum(r["tokens"] for r in rows[a])))
+        m["warm_ms_per_token"] = per_token(arm)
+        m["per_token_ratio_vs_none"] = per_token(arm) / per_token("none") if per_token("none") else 0.0
+    return table
+
+
+# -- engines: model step time, interleaved ------------------------------------------------------
+
+
+def bench_engines(backends: dict[str, Any], prompt: str, rounds: int, steps: int = 8) -> dict[str, Any]:
+    """Per-step time of each engine, measured in alternation (round by round) so that a
+    change in the machine's load hits every engine alike; and how often each engine's
+    greedy token agrees with the first engine's on the same inputs."""
+    import torch
+
+    names = list(backends)
+    first = backends[names[0]]
+    ids = first.vocab.encode(prompt).ids
+    times: dict[str, list[float]] = {n: [] for n in names}
+    agree: dict[str, list[bool]] = {n: [] for n in names}
+    for _ in range(rounds):
+        picks: dict[str, list[int]] = {}
+        for name in names:
+            backend = backends[name]
+            backend.reset()
+            logits = backend.prefill(ids)
+            # the same inputs for every engine: the first engine's greedy tokens
+            feed = picks.get(names[0]) or []
+            chosen = []
+            for index in range(steps):
+                chosen.append(int(torch.argmax(logits)))
+                token = feed[index] if feed else chosen[-1]
+                began = time.perf_counter()
+                logits = backend.step(token)
+                times[name].append(time.perf_counter() - began)
+            picks[name] = chosen
+            agree[name].extend(a == b for a, b in zip(chosen, picks[names[0]]))
+    base = statistics.median(times[names[0]])
+    return {name: {"step_ms": _ms(statistics.median(times[name])), "tokens_per_s": 1 / statistics.median(times[name]),
+                   "ratio_vs_first": statistics.median(times[name]) / base,
+                   "greedy_agreement": sum(agree[name]) / len(agree[name])} for name in names}
+
+
+# -- grammar: τ_Γ and compilation against |Γ| -------------------------------------------------
+
+
+def _module_with_names(count: int, tag: str) -> tuple[str, int]:
+    lines = [f"{tag}_{i:05d} = {i}" for i in range(count)]
+    text = "\n".join(lines) + "\n\n\ndef use_them():\n    "
+    return text, len(text)
+
+
+def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]]:
+    from gdg_lsp import fragments, languages
+    from gdg_lsp.decoding import grammars
+    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.documents import Document
+    from gdg_lsp.languages.base import NoHole, WorkspaceContext
+
+    cache = GrammarCache(vocab)
+    out = []
+    for size in sizes:
+        inst, comp, hit, names_only, gamma_sizes, rung = [], [], [], [], [], None
+        for rep in range(reps):
+            # fresh names each repetition: each one is a real cache miss
+            text, cursor = _module_with_names(size, f"n{rep}x{size}")
+            analyzer = languages.analyzer("python", text)
+            doc = Document("file:///gamma.py", "python", 1, text, analyzer.parser())
+            hole = analyzer.hole_at(doc.snapshot(), cursor, WorkspaceContext())
+            if isinstance(hole, NoHole):
+                raise RuntimeError(f"no hole in the Γ-size module: {hole.reason}")
+            fragment = fragments.fragment(hole.language, hole.fragment)
+            compile_seconds: dict[str, float] = {}
+
+            def timed_get(grammar_text: str):
+                began = time.perf_counter()
+                compiled = cache.get(grammar_text)
+                compile_seconds.setdefault(cache.key(grammar_text), time.perf_counter() - began)
+                return compiled
+
+            # π as a request runs it; the names are new each time, so the chosen
+            # rung's grammar is a real cache miss
+            choice = fragments.choose(fragment, hole.gamma.overlay(), dict(hole.context), hole.typed, "scope",
+                                      timed_get, grammars.accepts)
+            if choice.grammar is None:
+                raise RuntimeError(f"no rung for the Γ-size module: {choice.explain()}")
+            rung = choice.rung
+            grammar = choice.grammar
+            inst.append(grammar.seconds)
+            comp.append(compile_seconds[cache.key(grammar.text)])
+            for _ in range(200):
+                began = time.perf_counter()
+                cache.get(grammar.text)
+                hit.append(time.perf_counter() - began)
+            # the same names alone (root ::= the alternation): what Γ adds, without
+            # the statement grammar around the slots
+            names = sorted(hole.gamma.overlay().names())
+            began = time.perf_counter()
+            cache.get(f"root ::= {fragments.render_alternation(names)}\n")
+            names_only.append(time.perf_counter() - began)
+            gamma_sizes.append(len(hole.gamma))
+        out.append({
+            "names": size, "gamma_size": max(gamma_sizes), "rung": rung,
+            "instantiate_ms": _ms(statistics.median(inst)), "compile_ms": _ms(statistics.median(comp)),
+            "uncached_ms": _ms(statistics.median(i + c for i, c in zip(inst, comp))),
+            "cache_hit_ms": round(statistics.median(hit) * 1000, 5),
+            "names_only_compile_ms": _ms(statistics.median(names_only)),
+        })
+        _log(f"grammar |Γ|={out[-1]['gamma_size']}: {out[-1]['uncached_ms']:.1f} ms uncached")
+    return out
+
+
+# -- keystroke: didChange → re-parse → Γ ---------------------------------------------------------
+
+
+def corpus_module(corpus: Path, lines: int) -> str:
+    """About ``lines`` lines of real Python (corpus modules end to end, cut before a
+    top-level definition so that no block or string is left open), then a function
+    to type in."""
+    from gdg_lsp.bench.python import corpus_files
+
+    files = corpus_files(corpus)
+    if not files:
+        raise RuntimeError(f"no Python files under {corpus}")
+    out: list[str] = []
+    while len(out) < lines:
+        for path in files:
+            out.extend(path.read_text(encoding="utf-8").split("\n"))
+            if len(out) >= lines:
+                break
+    cut = lines
+    while cut > 0 and not out[cut].startswith(("def ", "class ")):
+        cut -= 1
+    return "\n".join(out[: cut or lines]) + TYPING_FUNCTION
+
+
+def bench_keystroke(corpus: Path, sizes: list[int], keystrokes: int) -> list[dict[str, Any]]:
+    from gdg_lsp import languages
+    from gdg_lsp.documents import Document, PositionEncoding
+    from gdg_lsp.languages.base import NoHole, WorkspaceContext
+
+    workspace = WorkspaceContext()
+    out = []
+    for size in sizes:
+        text = corpus_module(corpus, size)
+        analyzer = languages.analyzer("python", text)
+        doc = Document("file:///typing.py", "python", 1, text, analyzer.parser())
+        parse, gamma, total, gamma_sizes = [], [], [], []
+        line = doc.line_count - 1
+        for index in range(keystrokes):
+            ch = TYPED[index % len(TYPED)]
+            col = len(doc.line_text(line))
+            began = time.perf_counter()
+            doc.apply_changes([((line, col, line, col), ch)], doc.version + 1, PositionEncoding.UTF16)
+            parsed = time.perf_counter()
+            snapshot = doc.snapshot()
+            hole = languages.analyzer("python", snapshot.text).hole_at(snapshot, len(snapshot.text), workspace)
+            ready = time.perf_counter()
+            parse.append(parsed - began)
+            gamma.append(ready - parsed)
+            total.append(ready - began)
+            gamma_sizes.append(0 if isinstance(hole, NoHole) else len(hole.gamma))
+            if index % len(TYPED) == len(TYPED) - 1:  # start the statement again on a new line
+                doc.apply_changes([((line, 4, line, len(doc.line_text(line))), "")], doc.version + 1)
+        out.append({
+            "lines": doc.line_count, "keystrokes": keystrokes, "gamma_size": max(gamma_sizes),
+            "reparse_p95_ms": _ms(percentile(parse, 0.95)), "gamma_p95_ms": _ms(percentile(gamma, 0.95)),
+            "total_p50_ms": _ms(percentile(total, 0.5)), "total_p95_ms": _ms(percentile(total, 0.95)),
+        })
+        _log(f"keystroke {doc.line_count} lines: p95 {out[-1]['total_p95_ms']:.2f} ms")
+    return out
+
+
+# -- typing: the recompilation counter -------------------------------------------------------------
+
+
+def bench_typing(service, corpus: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Type TYPED key by key at the end of a real module, asking for a suggestion after
+    each key; count grammar compilations and cache hits."""
+    from gdg_lsp import languages
+    from gdg_lsp.documents import Document, PositionEncoding
+    from gdg_lsp.settings import Settings
+
+    text = corpus_module(corpus, 300)
+    doc = Document("file:///typing.py", "python", 1, text, languages.analyzer("python", text).parser())
+    cache = service.grammars
+    seen: set[str] = set()
+    original_get = cache.get
+
+    def recording_get(grammar_text: str):
+        seen.add(cache.key(grammar_text))
+        return original_get(grammar_text)
+
+    cache.get = recording_get  # the executor reads cache.get per request
+    settings = Settings(constraint="scope", max_tokens=min(args.max_tokens, 8), timeout_ms=60000)
+    line = doc.line_count - 1
+    compiles0, hits0 = cache.stats.compiles, cache.stats.hits
+    compiles_after_first = 0
+    first_distinct = 0
+    latencies = []
+    try:
+        for index, ch in enumerate(TYPED):
+            col = len(doc.line_text(line))
+            doc.apply_changes([((line, col, line, col), ch)], doc.version + 1, PositionEncoding.UTF16)
+            before = cache.stats.compiles
+            snapshot = doc.snapshot()
+            suggestion = service.complete(snapshot, len(snapshot.text), settings)
+            latencies.append(suggestion.timings.get("total", 0.0) * 1000)
+            if index == 0:
+                first_distinct = len(seen)
+            else:
+                compiles_after_first += cache.stats.compiles - before
+    finally:
+        del cache.get
+    compiles = cache.stats.compiles - compiles0
+    return {
+        "keystrokes": len(TYPED), "typed": TYPED, "compiles": compiles, "cache_hits": cache.stats.hits - hits0,
+        "distinct_grammars": len(seen), "distinct_grammars_first_key": first_distinct,
+        "compiles_after_first_key": compiles_after_first,
+        "recompilations": compiles - len(seen),
+        "latency_p50_ms": round(percentile(latencies, 0.5), 2),
+    }
+
+
+# -- lsp: a real server over stdio ------------------------------------------------------------------
+
+
+def _start_to_first_suggestion(model: str, args: argparse.Namespace, text: str, cursor_line: int, env: dict[str, str],
+                               log: Path):
+    """Start a server; (client, seconds to ready, seconds to the first answered suggestion)."""
+    from gdg_lsp.bench.lsp_client import StdioClient
+
+    began = time.perf_counter()
+    client = StdioClient(env=env, stderr=log)
+    options = {"gdg": {"model": model, "engine": args.engine, "threads": args.threads, "device": args.device,
+                       "maxTokens": args.max_tokens, "timeoutMs": 60000, "diagnostics": False}}
+    client.initialize({"general": {"positionEncodings": ["utf-16"]}}, options)
+    status = client.wait_for(lambda m: m.get("method") == "gdg/status" and m["params"]["state"] in ("ready", "failed"), 900)
+    if status["params"]["state"] != "ready":
+        client.close()
+        raise RuntimeError(f"the server could not load the model: {status['params']['message']}")
+    ready = time.perf_counter() - began
+    uri = "file:///bench/typing.py"
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+    answer = client.request(2, "textDocument/inlineCompletion", {
+        "textDocument": {"uri": uri}, "position": {"line": cursor_line, "character": 4}, "context": {"triggerKind": 2}},
+        timeout=300)
+    if "error" in answer:
+        raise RuntimeError(f"inline completion failed: {answer['error']}")
+    return client, ready, time.perf_counter() - began
+
+
+def bench_lsp(model: str, corpus: Path, args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    text = corpus_module(corpus, 300)
+    line = text.count("\n")
+    env = {"TOKENIZERS_PARALLELISM": "false"}
+    out: dict[str, Any] = {}
+    if not args.no_cold:
+        cold_cache = scratch / "cold-cache"
+        client, ready, first = _start_to_first_suggestion(model, args, text, line, {**env, "GDG_LSP_CACHE_DIR": str(cold_cache)},
+                                                          scratch / "cold.log")
+        client.close()
+        out["cold_ready_s"], out["cold_first_suggestion_s"] = round(ready, 2), round(first, 2)
+        _log(f"cold start: first suggestion after {first:.1f} s")
+    client, ready, first = _start_to_first_suggestion(model, args, text, line, env, scratch / "warm.log")
+    out["warm_ready_s"], out["warm_first_suggestion_s"] = round(ready, 2), round(first, 2)
+    _log(f"warm start: first suggestion after {first:.1f} s")
+    try:
+        uri = "file:///bench/typing.py"
+        rtt: list[float] = []
+        tokens: list[int] = []
+        server_ms: list[float] = []
+        items = 0
+        version = 1
+        for index in range(args.lsp_requests):
+            ch = TYPED[index % len(TYPED)]
+            col = 4 + index % len(TYPED)
+            version += 1
+            if index and index % len(TYPED) == 0:  # the statement is typed: start it again
+                client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                    {"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4 + len(TYPED)}}, "text": ""}]})
+                version += 1
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}}, "text": ch}]})
+            seen = len(client.messages)
+            began = time.perf_counter()
+            answer = client.request(100 + index, "textDocument/inlineCompletion", {
+                "textDocument": {"uri": uri}, "position": {"line": line, "character": col + 1}, "context": {"triggerKind": 2}},
+                timeout=300)
+            rtt.append((time.perf_counter() - began) * 1000)
+            if "error" in answer:
+                raise RuntimeError(f"inline completion failed: {answer['error']}")
+            items += bool(answer["result"] and answer["result"].get("items"))
+            # the server's own account of the request (sent before the answer)
+            for message in client.messages[seen:]:
+                if message.get("method") == "gdg/suggestion":
+                    info = message["params"]
+                    tokens.append(info.get("tokens", 0))
+                    server_ms.append(info.get("timingsMs", {}).get("total", 0.0))
+        out.update({
+            "requests": len(rtt), "with_suggestion": items,
+            "rtt_p50_ms": round(percentile(rtt, 0.5), 1), "rtt_p95_ms": round(percentile(rtt, 0.95), 1),
+            "tokens_mean": round(statistics.mean(tokens), 1) if tokens else 0.0,
+            "server_total_p50_ms": round(percentile(server_ms, 0.5), 1),
+            # what the protocol adds: round trip minus the server's own time, per request
+            "overhead_p50_ms": round(percentile([r - m for r, m in zip(rtt, server_ms)], 0.5), 1) if server_ms else 0.0,
+            "server_peak_rss_mb": round(peak_rss_mb(client.proc.pid), 1),
+        })
+    finally:
+        code = client.close()
+    out["server_exit_code"] = code
+    return out
+
+
+# -- the report -----------------------------------------------------------------------------------
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+        if isinstance(v, list):
+            return ",".join(map(str, v))
+        return str(v)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render(report: dict[str, Any]) -> str:
+    parts = [f"## bench perf: model {report['model']} ({report['engine']}) on {report['device']}, "
+             f"load {report['load_s']:.1f} s, load average {report['load_average']}"]
+    for engine, decode in report["decode"].items():
+        parts.append(f"\n### decode ({engine}; {report['holes']} holes, ≤{report['max_tokens']} tokens)\n")
+        parts.append(_table(
+            ["arm", "tokens", "tokens/s", "model step ms", "mask/step ms", "mask % of step", "first p50 ms",
+             "warm p50 ms", "warm p95 ms", "ms/token", "first ×none", "warm ×none", "ms/token ×none", "rungs"],
+            [[arm, m["tokens"], m["tokens_per_s"], m["model_step_ms"], m["mask_step_ms"], m["mask_pct_of_step"],
+              m["first_p50_ms"], m["warm_p50_ms"], m["warm_p95_ms"], m["warm_ms_per_token"], m["first_ratio_vs_none"],
+              m["warm_ratio_vs_none"], m["per_token_ratio_vs_none"], m["rungs"]] for arm, m in decode.items()]))
+    if report.get("engines"):
+        parts.append("\n### engines: model step, measured in alternation (same prompt, same tokens)\n")
+        parts.append(_table(["engine", "step ms", "tokens/s", "× first", "greedy agreement with first"],
+                            [[name, e["step_ms"], e["tokens_per_s"], e["ratio_vs_first"], e["greedy_agreement"]]
+                             for name, e in report["engines"].items()]))
+    parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
+    parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
+                         "names-only grammar compile ms"],
+                        [[g["names"], g["gamma_size"], g["rung"], g["instantiate_ms"], g["compile_ms"], g["uncached_ms"],
+                          g["cache_hit_ms"], g.get("names_only_compile_ms", "-")] for g in report["grammar"]]))
+    parts.append("\n### keystroke: didChange → re-parse → hole and Γ ready\n")
+    parts.append(_table(["lines", "keys", "|Γ|", "re-parse p95 ms", "Γ p95 ms", "total p50 ms", "total p95 ms"],
+                        [[k["lines"], k["keystrokes"], k["gamma_size"], k["reparse_p95_ms"], k["gamma_p95_ms"],
+                          k["total_p50_ms"], k["total_p95_ms"]] for k in report["keystroke"]]))
+    t = report["typing"]
+    parts.append(f"\n### typing {t['typed']!r} key by key, a suggestion after each\n")
+    parts.append(_table(["keys", "compiles", "cache hits", "distinct grammars", "compiles after 1st key", "recompilations", "p50 ms"],
+                        [[t["keystrokes"], t["compiles"], t["cache_hits"], t["distinct_grammars"],
+                          t["compiles_after_first_key"], t["recompilations"], t["latency_p50_ms"]]]))
+    if report.get("lsp"):
+        lsp = report["lsp"]
+        parts.append("\n### LSP over stdio (a server subprocess)\n")
+        parts.append(_table(["cold start → 1st suggestion s", "warm start → 1st suggestion s", "requests", "with suggestion",
+                             "tokens/suggestion", "round-trip p50 ms", "round-trip p95 ms", "server time p50 ms",
+                             "protocol overhead p50 ms", "server peak RSS MB"],
+                            [[lsp.get("cold_first_suggestion_s", "-"), lsp["warm_first_suggestion_s"], lsp["requests"],
+                              lsp["with_suggestion"], lsp.get("tokens_mean", "-"), lsp["rtt_p50_ms"], lsp["rtt_p95_ms"],
+                              lsp.get("server_total_p50_ms", "-"), lsp.get("overhead_p50_ms", "-"),
+                              lsp["server_peak_rss_mb"]]]))
+    parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
+                 f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
+    return "\n".join(parts) + "\n"
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from gdg_lsp.bench.python import cut_holes
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.service import CompletionService
+
+    began = time.perf_counter()
+    sections: dict[str, float] = {}
+    report: dict[str, Any] = {"load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()), "engine": args.engine}
+    with tempfile.TemporaryDirectory(prefix="gdg-bench-perf-") as tmp:
+        scratch = Path(tmp)
+        model = model_setting(args, scratch)
+        cases = cut_holes(args.corpus, args.holes, args.seed)
+        report["decode"] = {}
+        service = None
+        backends: dict[str, Any] = {}
+        for engine in [args.engine, *[e.strip() for e in args.compare_engines.split(",") if e.strip()]]:
+            backend, device, load_s = load_backend(model, args, engine)
+            engine_name = f"{engine} → {type(backend).__name__}"
+            if service is None:
+                report.update({"model": backend.name, "device": device, "load_s": load_s, "engine": engine_name,
+                               "holes": len(cases), "max_tokens": args.max_tokens})
+            _log(f"{engine_name}: loaded in {load_s:.1f} s; decoding {len(cases)} holes")
+            engine_service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
+            report["decode"][engine_name] = bench_decode(engine_service, cases, args)
+            backends[engine_name] = backend
+            if service is None:
+                service = engine_service
+        assert service is not None
+        if len(backends) > 1:
+            report["engines"] = bench_engines(backends, cases[0].text[: cases[0].cursor][-3000:], 3 if args.quick else 8)
+        for name in list(backends)[1:]:
+            del backends[name]
+        sections["decode"] = time.perf_counter() - began
+        mark = time.perf_counter()
+        report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
+                                          1 if args.quick else 3)
+        sections["grammar"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        report["keystroke"] = bench_keystroke(args.corpus, [int(x) for x in args.file_lines.split(",") if x], args.keystrokes)
+        sections["keystroke"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        report["typing"] = bench_typing(service, args.corpus, args)
+        sections["typing"] = time.perf_counter() - mark
+        if not args.no_lsp:
+            mark = time.perf_counter()
+            report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
+            sections["lsp"] = time.perf_counter() - mark
+    report["section_seconds"] = {k: round(v, 1) for k, v in sections.items()}
+    report["peak_rss_mb"] = peak_rss_mb()
+    report["seconds"] = time.perf_counter() - began
+    report["command"] = "gdg-lsp bench perf " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "perf"] else [])
+    return report
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    report = run(args)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    print(render(report))
+    return 0

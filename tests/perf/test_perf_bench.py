@@ -1,0 +1,94 @@
+"""``gdg-lsp bench perf --quick`` with a random-weight model: every section is
+there and its numbers are real measurements (positive, ordered, counters that
+add up). No timing thresholds: the targets are judged in docs/PERFORMANCE.md
+on a quiet machine, not in CI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gdg_lsp.bench import perf
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("perf") / "perf.json"
+    assert perf.main(["--model", "random", "--quick", "--no-cold", "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_decode_arms_side_by_side(report):
+    engines = report["decode"]
+    assert len(engines) == 1
+    (arms,) = engines.values()
+    assert list(arms) == ["none", "syntax", "scope"]
+    for arm, m in arms.items():
+        assert m["holes"] == report["holes"] == 2
+        assert 0 < m["tokens"] <= 2 * report["max_tokens"]
+        assert m["tokens_per_s"] > 0 and m["model_step_ms"] > 0 and m["mask_step_ms"] > 0
+        assert 0 < m["warm_p50_ms"] <= m["warm_p95_ms"]
+        assert m["first_p50_ms"] > 0
+    assert arms["none"]["warm_ratio_vs_none"] == 1.0
+    ratio = arms["scope"]["warm_p50_ms"] / arms["none"]["warm_p50_ms"]
+    assert arms["scope"]["warm_ratio_vs_none"] == pytest.approx(ratio)
+    assert arms["none"]["rungs"] == ["none"] and arms["syntax"]["rungs"] == ["base"]
+    assert set(arms["scope"]["rungs"]) <= {"pin", "ctx", "gamma", "base"}
+
+
+def test_grammar_cost_against_gamma_size(report):
+    rows = report["grammar"]
+    assert [r["names"] for r in rows] == [10, 100, 1000]
+    sizes = [r["gamma_size"] for r in rows]
+    assert sizes == sorted(sizes) and all(r["gamma_size"] >= r["names"] for r in rows)
+    for r in rows:
+        assert r["rung"] == "gamma"
+        assert r["instantiate_ms"] > 0 and r["compile_ms"] > 0
+        assert r["uncached_ms"] >= r["compile_ms"]
+        assert 0 < r["cache_hit_ms"] < r["compile_ms"]
+        assert r["names_only_compile_ms"] > 0
+
+
+def test_keystroke_path_against_file_size(report):
+    rows = report["keystroke"]
+    lines = [r["lines"] for r in rows]
+    assert lines == sorted(lines) and lines[-1] >= 4000
+    for r in rows:
+        assert r["keystrokes"] == 12 and r["gamma_size"] > 0
+        assert 0 < r["total_p50_ms"] <= r["total_p95_ms"]
+        assert r["reparse_p95_ms"] > 0 and r["gamma_p95_ms"] > 0
+
+
+def test_no_recompilation_while_typing(report):
+    t = report["typing"]
+    assert t["keystrokes"] == len(t["typed"])
+    # every request looked its grammar up: compiled once per distinct text, hit otherwise
+    assert t["compiles"] == t["distinct_grammars"] >= 1
+    assert t["recompilations"] == 0
+    assert t["compiles"] + t["cache_hits"] >= t["keystrokes"]
+    # typing a statement does not change Γ at the cursor: nothing compiled after the first key
+    assert t["distinct_grammars"] == t["distinct_grammars_first_key"]
+    assert t["compiles_after_first_key"] == 0
+
+
+def test_lsp_round_trips_and_memory(report):
+    lsp = report["lsp"]
+    assert "cold_first_suggestion_s" not in lsp  # --no-cold
+    assert 0 < lsp["warm_ready_s"] <= lsp["warm_first_suggestion_s"]
+    assert lsp["requests"] == 8 and 0 <= lsp["with_suggestion"] <= 8
+    assert 0 < lsp["rtt_p50_ms"] <= lsp["rtt_p95_ms"]
+    # the server reported each request (gdg/suggestion): its own time is inside the round trip
+    assert 0 < lsp["server_total_p50_ms"] and lsp["overhead_p50_ms"] >= 0
+    assert lsp["tokens_mean"] > 0
+    assert lsp["server_peak_rss_mb"] > 50
+    assert lsp["server_exit_code"] == 0
+    assert report["peak_rss_mb"] > 50
+
+
+def test_rendered_tables(report):
+    text = perf.render(report)
+    for heading in ("### decode", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
+        assert heading in text
+    rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ")]
+    assert rows.count("| none") == 1 and rows.count("| scope") == 1
