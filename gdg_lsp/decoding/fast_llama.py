@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 from gdg_lsp.decoding.backends import BackendStats, common_prefix
-from gdg_lsp.decoding.linear import DenseLinear, Int8Linear, Linear, int8_available, quantize_rows
+from gdg_lsp.decoding.linear import DenseLinear, Int8Linear, Linear, int8_available
 from gdg_lsp.decoding.vocab import Vocabulary
 
 PREFILL_CHUNK = 256

@@ -8,7 +8,6 @@ Most run in process (``InProcessServer``); the unreadable model runs a real
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import importlib.util
 import logging

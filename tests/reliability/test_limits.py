@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import string
 import time
 
 import pytest

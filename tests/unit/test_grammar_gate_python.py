@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import random
 
-import pytest
 
 from gdg_lsp import fragments
 from gdg_lsp.decoding.grammars import full_match

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from gdg_lsp import ebnf, fragments
 from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.decoding.grammars import full_match
 from gdg_lsp.decoding.models import random_backend
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt

@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import textwrap
 
-import pytest
 
 from gdg_lsp.bench.python import pyflakes_undefined
 from gdg_lsp.documents import Snapshot
