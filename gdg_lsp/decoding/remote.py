@@ -207,6 +207,9 @@ class _Stream:
         self._lock = threading.Lock()
         self._closed = False
         self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        """Held apart from the connection: http.client hands the socket to the response
+        (and forgets it) when the server says ``Connection: close``."""
         self._thread = threading.Thread(target=self._run, args=(path, body, method), daemon=True,
                                         name="gdg-remote-stream")
         self._thread.start()
@@ -227,7 +230,7 @@ class _Stream:
                 if self._closed:
                     conn.close()
                     return
-                self._conn = conn
+                self._conn, self._sock = conn, conn.sock
             conn.sock.settimeout(READ_IDLE_LIMIT)
             prefix = urlsplit(self.endpoint.url).path.rstrip("/")
             headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
@@ -272,11 +275,12 @@ class _Stream:
         with self._lock:
             self._closed = True
             conn, self._conn = self._conn, None
+            sock, self._sock = self._sock, None
         if conn is None:
             return
         try:
-            if conn.sock is not None:
-                conn.sock.shutdown(socket.SHUT_RDWR)
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
         try:
