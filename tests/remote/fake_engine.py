@@ -37,6 +37,7 @@ import xgrammar as xgr
 
 GHOSTS = ["ghost_name", "undefined_thing(ghost)", "os.system('x')", "SELECT nope FROM nowhere", "zz9", "\x00\x01"]
 STOP = 0
+PROBE = 'root ::= "42"'  # the grammar gdg-lsp probes an engine with
 
 
 class _ByteGrammars:
@@ -65,6 +66,10 @@ class FakeEngine:
         self.api_key = api_key
         self.honour_probe = True
         self.slow_seconds = 0.2
+        self.delay = 0.0  # seconds between chunks in the other modes
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._count = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.client_gone = threading.Event()
         self.rng = random.Random(seed)
@@ -95,7 +100,14 @@ class FakeEngine:
                     engine._json(self, 404, {"error": {"message": f"no route {self.path}"}})
                     return
                 engine.requests.append(body)
-                engine._complete(self, body)
+                with engine._count:
+                    engine.in_flight += 1
+                    engine.max_in_flight = max(engine.max_in_flight, engine.in_flight)
+                try:
+                    engine._complete(self, body)
+                finally:
+                    with engine._count:
+                        engine.in_flight -= 1
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -150,7 +162,9 @@ class FakeEngine:
             return
         grammar = self.grammar_of(body)
         max_tokens = int(body.get("max_tokens") or 16)
-        if mode == "ignore" and not (self.honour_probe and grammar == 'root ::= "42"\n'):
+        if mode == "slow":  # a long generation that streams at once, slowly (its text does not matter)
+            pieces: list[tuple[str, str | None]] = [("", None)] * 50 + [("", "length")]
+        elif mode == "ignore" and not (self.honour_probe and (grammar or "").strip() == PROBE):
             pieces = self._adversarial(max_tokens)
         else:
             try:
@@ -168,8 +182,7 @@ class FakeEngine:
                 if mode == "die" and index == 2:
                     handler.connection.shutdown(socket.SHUT_RDWR)
                     return
-                if mode == "slow":
-                    time.sleep(self.slow_seconds)
+                time.sleep(self.slow_seconds if mode == "slow" else self.delay)
                 chunk = {"id": "cmpl-fake", "object": "text_completion", "model": self.model,
                          "choices": [{"index": 0, "text": text, "finish_reason": finish}]}
                 handler.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
@@ -198,10 +211,12 @@ BYTE_GRAMMARS = _ByteGrammars()
 
 
 def sample(grammars: _ByteGrammars, grammar: str, rng: random.Random, max_bytes: int,
-           newline_bias: float = 0.3, stop_bias: float = 0.4) -> tuple[str, bool]:
+           newline_bias: float = 0.3, stop_bias: float = 0.4, closers: str = ";)*") -> tuple[str, bool]:
     """A random string under ``grammar``: (text, True) when the grammar ended it, (text, False)
     when ``max_bytes`` ran out first (a character cut there is held back, as engines'
-    detokenizers do)."""
+    detokenizers do). Like a model that likes to finish, it picks one of ``closers``
+    half the time when the grammar allows one."""
+    closing = {ord(c) for c in closers}
     matcher = xgr.GrammarMatcher(grammars.compiled(grammar))
     bitmask = xgr.allocate_token_bitmask(1, grammars.info.vocab_size)
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -214,6 +229,8 @@ def sample(grammars: _ByteGrammars, grammar: str, rng: random.Random, max_bytes:
             return text, True
         if 10 in allowed and rng.random() < newline_bias:
             token = 10
+        elif closing.intersection(allowed) and rng.random() < 0.5:
+            token = rng.choice(sorted(closing.intersection(allowed)))
         else:
             # 0xED leads UTF-8 surrogates, which XGrammar's negated classes allow and no text holds
             choices = [t for t in allowed if t not in (STOP, 0xED)]

@@ -23,6 +23,9 @@ import re
 NAME = re.compile(r"[a-zA-Z0-9-]+")
 HEX = {"x": 2, "u": 4, "U": 8}
 SIMPLE = {"t", "r", "n", "\\", '"', "[", "]"}
+_RULE_START = re.compile(r"[ \t]*::=")
+_BOUNDS = re.compile(r"\{\s*(\d+)\s*(,\s*(\d*)\s*)?\}")
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 
 
 class GbnfError(ValueError):
@@ -71,7 +74,7 @@ class _Reader:
         esc = self.text[self.pos + 1 : self.pos + 2]
         if esc in HEX:
             digits = self.text[self.pos + 2 : self.pos + 2 + HEX[esc]]
-            if len(digits) != HEX[esc] or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+            if len(digits) != HEX[esc] or not _HEX_DIGITS.fullmatch(digits):
                 self.fail(f"\\{esc} needs exactly {HEX[esc]} hex digits")
             self.pos += 2 + HEX[esc]
         elif esc in SIMPLE:
@@ -113,6 +116,8 @@ class _Reader:
         last_atom = False
         while True:
             ch = self.peek()
+            if not ch:
+                return
             if ch == '"':
                 self.pos += 1
                 while self.peek() != '"':
@@ -146,7 +151,7 @@ class _Reader:
             elif ch and NAME.match(ch):
                 start = self.pos
                 self.used.add(self.name())
-                if self.text.startswith("::=", self.pos) or re.match(r"[ \t]*::=", self.text[self.pos:]):
+                if _RULE_START.match(self.text, self.pos):
                     self.pos = start
                     self.fail("a new rule where the previous one had not ended")
                 last_atom = True
@@ -157,7 +162,7 @@ class _Reader:
             elif ch == "{":
                 if not last_atom:
                     self.fail("{ without a preceding element")
-                m = re.compile(r"\{\s*(\d+)\s*(,\s*(\d*)\s*)?\}").match(self.text, self.pos)
+                m = _BOUNDS.match(self.text, self.pos)
                 if not m:
                     self.fail("bad repetition bounds")
                 if m.group(3) and int(m.group(3)) < int(m.group(1)):
