@@ -186,5 +186,6 @@ def _load_local(settings: Settings, workspace: WorkspaceContext, progress: Any =
     device, warning = models.resolve_device(settings.device)
     if warning:
         log.warning("%s", warning)
-    backend = models.load(models.resolve(settings.model), device, progress or _silent_progress, settings.threads)
+    backend = models.load(models.resolve(settings.model), device, progress or _silent_progress, settings.threads,
+                          settings.engine)
     return CompletionService(backend, workspace)
