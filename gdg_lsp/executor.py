@@ -74,6 +74,8 @@ class Execution:
 
 class Executor:
     def __init__(self, analyzer: Analyzer, decoder: Decoder, cache: GrammarCache) -> None:
+        # ``decoder`` is anything with Decoder's ``decode(DecodeSpec) -> DecodeResult``
+        # (the local loop, or gdg_lsp.decoding.remote.RemoteDecoder)
         self.analyzer = analyzer
         self.decoder = decoder
         self.cache = cache
@@ -119,6 +121,7 @@ class Executor:
             result = self.decoder.decode(DecodeSpec(
                 prompt_ids=ids, heal=heal, heal_outside=heal_outside,
                 replay=replay if first else layout, grammar=choice.compiled,
+                grammar_text=choice.grammar.text if choice.grammar else None,
                 stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
                 deadline=deadline, cancel=cancel,
                 temperature=temperature, seed=None if seed is None else seed + index,

@@ -94,10 +94,12 @@ def window_start(text: str, cursor: int, floor: int, max_chars: int) -> int:
 
 
 class CompletionService:
-    def __init__(self, backend: ModelBackend, workspace: WorkspaceContext | None = None) -> None:
+    def __init__(self, backend: ModelBackend, workspace: WorkspaceContext | None = None, decoder: Any = None) -> None:
+        """``decoder``: what runs each region (default: the local masked loop over
+        ``backend``); a remote engine passes its own (gdg_lsp.decoding.remote)."""
         self.backend = backend
         self.vocab = backend.vocab
-        self.decoder = Decoder(backend)
+        self.decoder = decoder if decoder is not None else Decoder(backend)
         self.grammars = GrammarCache(backend.vocab)
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()

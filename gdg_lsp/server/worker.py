@@ -41,6 +41,10 @@ class WorkerState:
     model: str | None = None
     device: str | None = None
     load_seconds: float | None = None
+    notice: str | None = None
+    """A message for the user (window/showMessage) when the situation changed, e.g. the
+    remote engine went away and the fallback took over."""
+    notice_level: str = "warning"  # or "info"
 
 
 class CancelEvent(threading.Event):
@@ -178,11 +182,14 @@ class DecodeWorker:
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
         from gdg_lsp.decoding import models
 
-        key = (settings.model, settings.device, settings.threads, settings.engine)
+        key = (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
         if self._loaded_for == key and self.service is not None:
             self.service.workspace = workspace
             return
         began = time.perf_counter()
+        if settings.backend == "remote":
+            self._load_remote(settings, workspace, key, began)
+            return
         try:
             # the model first: a missing one is reported without loading torch
             name, load = self.resolve_model(settings, self._on_progress)
@@ -208,6 +215,20 @@ class DecodeWorker:
         self._loaded_for = key
         self._set_state(WorkerState("ready", f"{name} ready on {device}", name, device,
                                     time.perf_counter() - began))
+
+    def _load_remote(self, settings: Settings, workspace: WorkspaceContext, key: tuple, began: float) -> None:
+        from gdg_lsp.remote_service import RemoteCompletionService, Status
+
+        def on_status(status: Status) -> None:
+            seconds = time.perf_counter() - began if status.state == "ready" else None
+            self._set_state(WorkerState(status.state, status.message, status.model, status.device, seconds,
+                                        status.notice, status.notice_level))
+
+        self._set_state(WorkerState("loading", f"connecting to {settings.remote.url or 'the remote engine'}"))
+        service = RemoteCompletionService(settings, workspace, on_status, self._on_progress)
+        service.start()
+        self.service = service
+        self._loaded_for = key
 
     # -- requests ------------------------------------------------------------------
 
