@@ -343,8 +343,10 @@ class _Reader:
 
     def core(self, lo: int, hi: int, parent: QueryBlock | None, paren: int | None) -> QueryBlock:
         toks = self.toks
-        block = QueryBlock("select" if not toks[lo].is_word("values") else "values",
-                           toks[lo].start, self.end_of(hi), parent, paren)
+        # an empty core: the one being typed after a set operator (``... UNION |``)
+        first = toks[lo] if lo < hi else None
+        block = QueryBlock("values" if first is not None and first.is_word("values") else "select",
+                           first.start if first is not None else self.end_of(lo), self.end_of(hi), parent, paren)
         flat = self._flatten(lo, hi, block)
         clauses = self._clauses(flat)
         for name, keyword, body in clauses:
