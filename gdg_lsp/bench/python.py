@@ -17,6 +17,7 @@ import io
 import random
 import re
 import tokenize
+import warnings
 from pathlib import Path
 
 from gdg_lsp.bench.cases import HoleCase, OracleResult
@@ -98,7 +99,9 @@ def _fill(case: HoleCase, line_text: str) -> str:
 
 def _parses(source: str) -> bool:
     try:
-        compile(source, "hole.py", "exec")
+        with warnings.catch_warnings():  # the oracle judges validity, not style ('\8' escapes...)
+            warnings.simplefilter("ignore")
+            compile(source, "hole.py", "exec")
     except (SyntaxError, ValueError):
         return False
     return True
