@@ -231,22 +231,18 @@ def escape_literal(text: str) -> str:
     return "".join(out)
 
 
-def _render(expr: Expr, parent: str = "alt") -> str:
-    if isinstance(expr, Lit):
-        return escape_literal(expr.text)
-    if isinstance(expr, CharClass):
-        return expr.source
-    if isinstance(expr, Ref):
-        return expr.name
-    if isinstance(expr, Slot):
-        return f"%{expr.name}%"
+def print_expr(expr: Expr, leaf: Callable[[Expr], str], parent: str = "alt") -> str:
+    """Print ``expr`` in the EBNF notation the engines share (``?``, ``*``, ``+``,
+    ``{m,n}``, ``|``, parentheses only where precedence needs them); ``leaf``
+    prints literals, classes, references and slots, which is where dialects differ."""
     if isinstance(expr, Repeat):
-        inner = _render(expr.item, "postfix")
-        if (expr.min, expr.max) == (0, 1):
+        inner = print_expr(expr.item, leaf, "postfix")
+        bounds = (expr.min, expr.max)
+        if bounds == (0, 1):
             return inner + "?"
-        if (expr.min, expr.max) == (0, None):
+        if bounds == (0, None):
             return inner + "*"
-        if (expr.min, expr.max) == (1, None):
+        if bounds == (1, None):
             return inner + "+"
         if expr.max is None:
             return f"{inner}{{{expr.min},}}"
@@ -256,12 +252,28 @@ def _render(expr: Expr, parent: str = "alt") -> str:
     if isinstance(expr, Seq):
         if not expr.items:
             return '""'
-        text = " ".join(_render(item, "seq") for item in expr.items)
+        text = " ".join(print_expr(item, leaf, "seq") for item in expr.items)
         return f"({text})" if parent == "postfix" and len(expr.items) > 1 else text
     if isinstance(expr, Alt):
-        text = " | ".join(_render(option, "alt") for option in expr.options)
+        text = " | ".join(print_expr(option, leaf, "alt") for option in expr.options)
         return text if parent == "alt" else f"({text})"
+    return leaf(expr)
+
+
+def _template_leaf(expr: Expr) -> str:
+    if isinstance(expr, Lit):
+        return escape_literal(expr.text)
+    if isinstance(expr, CharClass):
+        return expr.source
+    if isinstance(expr, Ref):
+        return expr.name
+    if isinstance(expr, Slot):
+        return f"%{expr.name}%"
     raise TypeError(expr)
+
+
+def _render(expr: Expr, parent: str = "alt") -> str:
+    return print_expr(expr, _template_leaf, parent)
 
 
 def render(rules: dict[str, Expr]) -> str:

@@ -94,15 +94,9 @@ async def fuzz(messages: int = 5000, edits: int = 2000, seed: int = 0) -> FuzzFi
         edit_uris = ["file:///stress/e1.py", "file:///stress/e2.py"]
         for edit in edit_session(rng, edit_uris, edits, lambda u: model.line_units(u) if u in model.docs else None):
             server.notify(edit.method, edit.params)
-            if edit.method == "textDocument/didOpen":
-                model.open(edit.uri, edit.version, edit.text)
-            elif edit.method == "textDocument/didClose":
-                model.close(edit.uri)
-            else:
-                model.change(edit.uri, edit.version, list(edit.changes))
+            model.apply(edit)
             figures.edits += 1
-            expected = model.docs[edit.uri].text if edit.uri in model.docs else None
-            figures.edits_matching += server.text(edit.uri) == expected
+            figures.edits_matching += server.text(edit.uri) == model.text(edit.uri)
         figures.messages += figures.edits
     figures.seconds = time.perf_counter() - began
     return figures

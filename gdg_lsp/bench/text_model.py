@@ -59,6 +59,20 @@ class TextModel:
             text = text[:start] + new + text[end:]
         doc.text, doc.version = text, version
 
+    def apply(self, edit) -> None:
+        """Apply a generated edit notification (``bench.hostile.Edit``: didOpen, didChange or didClose)."""
+        if edit.method == "textDocument/didOpen":
+            self.open(edit.uri, edit.version, edit.text)
+        elif edit.method == "textDocument/didClose":
+            self.close(edit.uri)
+        else:
+            self.change(edit.uri, edit.version, list(edit.changes))
+
+    def text(self, uri: str) -> str | None:
+        """The model's text of ``uri``, or None when it is not open."""
+        doc = self.docs.get(uri)
+        return doc.text if doc is not None else None
+
     def line_units(self, uri: str) -> list[int]:
         """The length of each line in code units (for choosing positions)."""
         doc = self.docs.get(uri)

@@ -162,41 +162,22 @@ def _literal(text: str) -> str:
     return "".join(out)
 
 
-def _expr(expr: ebnf.Expr, names: dict[str, str], parent: str = "alt") -> str:
-    if isinstance(expr, ebnf.Lit):
-        return _literal(expr.text)
-    if isinstance(expr, ebnf.CharClass):
-        charset = parse_class(expr.source)
-        if charset.empty:
-            raise GrammarError(f"empty character class {expr.source!r} (prune it before printing)")
-        return charset.source()
-    if isinstance(expr, ebnf.Ref):
-        return names[expr.name]
-    if isinstance(expr, ebnf.Slot):
-        raise GrammarError(f"slot %{expr.name}% left in a grammar to send (instantiate it first)")
-    if isinstance(expr, ebnf.Repeat):
-        inner = _expr(expr.item, names, "postfix")
-        bounds = (expr.min, expr.max)
-        if bounds == (0, 1):
-            return inner + "?"
-        if bounds == (0, None):
-            return inner + "*"
-        if bounds == (1, None):
-            return inner + "+"
-        if expr.max is None:
-            return f"{inner}{{{expr.min},}}"
-        if expr.min == expr.max:
-            return f"{inner}{{{expr.min}}}"
-        return f"{inner}{{{expr.min},{expr.max}}}"
-    if isinstance(expr, ebnf.Seq):
-        if not expr.items:
-            return '""'
-        text = " ".join(_expr(item, names, "seq") for item in expr.items)
-        return f"({text})" if parent == "postfix" and len(expr.items) > 1 else text
-    if isinstance(expr, ebnf.Alt):
-        text = " | ".join(_expr(option, names, "alt") for option in expr.options)
-        return text if parent == "alt" else f"({text})"
-    raise TypeError(expr)
+def _expr(expr: ebnf.Expr, names: dict[str, str]) -> str:
+    def leaf(expr: ebnf.Expr) -> str:
+        if isinstance(expr, ebnf.Lit):
+            return _literal(expr.text)
+        if isinstance(expr, ebnf.CharClass):
+            charset = parse_class(expr.source)
+            if charset.empty:
+                raise GrammarError(f"empty character class {expr.source!r} (prune it before printing)")
+            return charset.source()
+        if isinstance(expr, ebnf.Ref):
+            return names[expr.name]
+        if isinstance(expr, ebnf.Slot):
+            raise GrammarError(f"slot %{expr.name}% left in a grammar to send (instantiate it first)")
+        raise TypeError(expr)
+
+    return ebnf.print_expr(expr, leaf)
 
 
 def rule_names(names: Iterable[str], dialect: str) -> dict[str, str]:

@@ -94,15 +94,6 @@ def test_hostile_messages_are_all_answered_in_process(loop_server):
     assert sent[0] >= 7500
 
 
-def _apply_to_model(model: TextModel, edit) -> None:
-    if edit.method == "textDocument/didOpen":
-        model.open(edit.uri, edit.version, edit.text)
-    elif edit.method == "textDocument/didClose":
-        model.close(edit.uri)
-    else:
-        model.change(edit.uri, edit.version, list(edit.changes))
-
-
 def test_edit_sequences_match_an_independent_model(loop_server):
     servers = {enc: loop_server(position_encodings=(enc,)) for enc in ("utf-16", "utf-8", "utf-32")}
     sent = [0]
@@ -122,10 +113,10 @@ def test_edit_sequences_match_an_independent_model(loop_server):
 
         for edit in edit_session(rng, uris, 25, lines):
             server.notify(edit.method, edit.params)
-            _apply_to_model(model, edit)
+            model.apply(edit)
             sent[0] += 1
             for uri in uris:
-                expected = model.docs[uri].text if uri in model.docs else None
+                expected = model.text(uri)
                 assert server.text(uri) == expected, f"{uri} after {edit.method} {json.dumps(edit.params)[:300]}"
         for uri in uris:
             server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
@@ -199,7 +190,7 @@ def test_hostile_stream_over_stdio(tmp_path):
         edits = 0
         for edit in edit_session(rng, uris, 200, lambda u: model.line_units(u) if u in model.docs else None):
             client.notify(edit.method, edit.params)
-            _apply_to_model(model, edit)
+            model.apply(edit)
             edits += 1
             uri = edit.uri
             answer = client.request(f"text-{edits}", "gdg/documentText", {"textDocument": {"uri": uri}}, timeout=30)
