@@ -11,6 +11,7 @@
 export const SERVER_KEYS = [
   "model",
   "device",
+  "engine",
   "constraint",
   "maxTokens",
   "timeoutMs",
@@ -22,6 +23,15 @@ export const SERVER_KEYS = [
   "sql.connections",
   "p4.includePaths",
   "tilelang.version",
+  "backend",
+  "remote.url",
+  "remote.model",
+  "remote.kind",
+  "remote.apiKeyEnv",
+  "remote.connectTimeoutMs",
+  "remote.timeoutMs",
+  "remote.retries",
+  "remote.fallback",
 ] as const;
 
 /** The keys only the extension reads. */
