@@ -31,6 +31,10 @@ LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 _local = threading.local()
 
 OPENERS = {"if": ("elif", "else"), "for": ("else",), "while": ("else",), "try": ("except", "finally")}
+
+MAX_FIXES = 200
+"""Undefined-name diagnostics per document that get a "did you mean" replacement."""
+
 HEADER_WORD = re.compile(r"(async\s+)?(def|class|for|while|if|elif|else|try|except|finally|with|match|case)\b")
 CLOSERS_ONLY = re.compile(r"[\s)\]}'\":;,]*")
 INDENT_UNIT = "    "
@@ -433,8 +437,11 @@ class PythonAnalyzer(Analyzer):
             start = len(source[: ref.start].decode("utf-8", "replace"))
             message = f"undefined name '{ref.name}': nothing with this name exists here"
             data = {"name": ref.name}
-            # only names visible at the reference are candidates: the fix is never a ghost
-            if (fix := closest(ref.name, (name for name, _, _ in tree.visible(ref.start)))) is not None:
+            # only names visible at the reference are candidates: the fix is never a ghost.
+            # Each lookup resolves every visible name (~1 ms): a file full of unknown names
+            # gets fixes for its first MAX_FIXES only, so diagnostics stay cheap.
+            if len(findings) < MAX_FIXES and (
+                    fix := closest(ref.name, (name for name, _, _ in tree.visible(ref.start)))) is not None:
                 data["replacement"] = fix
                 message += f"; did you mean {fix}?"
             findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
