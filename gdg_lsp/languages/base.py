@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import abc
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+import tree_sitter
 
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Gamma
@@ -88,6 +91,22 @@ class WorkspaceContext:
 
 
 _TRAILING_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class ThreadParser:
+    """``parse(source, old_tree=None)`` for one tree-sitter language, with one
+    parser per thread: a tree-sitter Parser must not be shared between the
+    server's event loop and the decode worker."""
+
+    def __init__(self, language: Any) -> None:
+        self._language = language
+        self._local = threading.local()
+
+    def __call__(self, source: bytes, old_tree: Any = None) -> Any:
+        parser = getattr(self._local, "parser", None)
+        if parser is None:
+            parser = self._local.parser = tree_sitter.Parser(self._language)
+        return parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
 
 
 class Analyzer(abc.ABC):

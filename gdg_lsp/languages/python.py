@@ -23,12 +23,11 @@ import tree_sitter_python
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
 from gdg_lsp.languages import python_scopes as scopes
-from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
+from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.python_imports import star_names
 from gdg_lsp.languages.suggest import closest
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
-_local = threading.local()
 
 OPENERS = {"if": ("elif", "else"), "for": ("else",), "while": ("else",), "try": ("except", "finally")}
 
@@ -40,15 +39,8 @@ CLOSERS_ONLY = re.compile(r"[\s)\]}'\":;,]*")
 INDENT_UNIT = "    "
 
 
-def _parser() -> tree_sitter.Parser:
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        parser = _local.parser = tree_sitter.Parser(LANGUAGE)
-    return parser
-
-
-def parse(source: bytes, old_tree: Any = None) -> Any:
-    return _parser().parse(source, old_tree) if old_tree is not None else _parser().parse(source)
+parse = ThreadParser(LANGUAGE)
+"""Parse source bytes (incrementally from ``old_tree`` when given)."""
 
 
 # -- a tiny lexer: is a position inside brackets, a string, or a continued line? --

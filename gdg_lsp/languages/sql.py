@@ -28,7 +28,7 @@ import tree_sitter_sql
 
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma
-from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
+from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.sql_ddl import read_ddl, resolve
 from gdg_lsp.languages.sql_lexer import RESERVED, Token, ident_key, significant, tokenize, unquote as sql_unquote
 from gdg_lsp.languages.sql_members import Scope, ScopeTable, candidate_scopes, one_line, rank, spellings
@@ -38,7 +38,6 @@ from gdg_lsp.workspace.sql_catalog import catalog_for
 from gdg_lsp.workspace.sql_schema import Column, Table, bindings
 
 LANGUAGE = tree_sitter.Language(tree_sitter_sql.language())
-_local = threading.local()
 
 QUERY_KEYWORDS = ("select", "with", "insert", "update", "delete", "replace", "values")
 PROMPT_SHARE = 0.5
@@ -47,15 +46,8 @@ CHARS_PER_TOKEN = 3
 _NEWLINE_RUN = re.compile(r"[ \t]*(?:\r\n|\r|\n)[\s]*")
 
 
-def _parser() -> tree_sitter.Parser:
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        parser = _local.parser = tree_sitter.Parser(LANGUAGE)
-    return parser
-
-
-def parse(source: bytes, old_tree: Any = None) -> Any:
-    return _parser().parse(source, old_tree) if old_tree is not None else _parser().parse(source)
+parse = ThreadParser(LANGUAGE)
+"""Parse source bytes (incrementally from ``old_tree`` when given)."""
 
 
 def flatten(text: str) -> str:
