@@ -21,7 +21,7 @@ from typing import Any
 
 from gdg_lsp import fragments
 from gdg_lsp.decoding import grammars
-from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeSpec, Decoder
+from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeSpec, Decoder, settle
 from gdg_lsp.decoding.grammars import GrammarCache
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
@@ -92,6 +92,30 @@ class Executor:
         temperature: float = 0.0,
         seed: int | None = None,
     ) -> Execution:
+        # The first statement's prompt goes through the model while π compiles its
+        # grammar (a new Γ costs a compile as long as a prefill); the decoders that
+        # hand the prompt to another engine have no prefill_ahead.
+        ahead = getattr(self.decoder, "prefill_ahead", None)
+        prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
+        try:
+            return self._run(hole, prompt, constraint, max_tokens, max_lines, deadline, cancel,
+                             temperature, seed, prefilled)
+        finally:
+            settle(prefilled)  # the backend is the caller's again only once it is over
+
+    def _run(
+        self,
+        hole: Hole,
+        prompt: Prompt,
+        constraint: str,
+        max_tokens: int,
+        max_lines: int,
+        deadline: float | None,
+        cancel: threading.Event | None,
+        temperature: float,
+        seed: int | None,
+        prefilled: Any,
+    ) -> Execution:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
         context: dict[str, Any] = dict(hole.context)
@@ -123,7 +147,7 @@ class Executor:
                 replay=replay if first else layout, grammar=choice.compiled,
                 grammar_text=choice.grammar.text if choice.grammar else None,
                 stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
-                deadline=deadline, cancel=cancel,
+                deadline=deadline, cancel=cancel, prefilled=prefilled if first else None,
                 temperature=temperature, seed=None if seed is None else seed + index,
             ))
             tokens_left -= result.steps

@@ -18,6 +18,7 @@ import math
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,9 @@ class DecodeSpec:
     end_marker: str = "\n"
     """What ends a region in this fragment's language (used to find where a region
     cut by the budget could have ended)."""
+    prefilled: Future | None = None
+    """From ``Decoder.prefill_ahead(prompt_ids)``: the prompt already running through
+    the model (while the grammar compiled); its logits are used instead of a prefill."""
     temperature: float = 0.0
     """0: greedy (the default: the same request gives the same suggestion). Above 0:
     sampled among the allowed tokens (tests walk a grammar at random this way)."""
@@ -113,6 +117,29 @@ class Decoder:
         self._special = torch.from_numpy(blocked)
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
+    def prefill_ahead(self, ids: Sequence[int]) -> Future:
+        """Start running ``ids`` through the model on another thread; pass the
+        future as ``DecodeSpec.prefilled``.
+
+        Grammar compilation (XGrammar, C++) and the model's prefill (torch) both
+        release the GIL, so the caller compiles the statement's grammar while the
+        prompt is prefilled: the first request after Γ changes pays the longer
+        of the two, not their sum. Until the future is done the backend belongs
+        to that thread: the caller must wait for it (``settle``) before anything
+        else touches the backend, whether or not it decodes.
+        """
+        future: Future = Future()
+        ids = list(ids)
+
+        def run() -> None:
+            try:
+                future.set_result(self.backend.prefill(ids))
+            except BaseException as err:  # re-raised in the decoding thread by result()
+                future.set_exception(err)
+
+        threading.Thread(target=run, name="gdg-prefill-ahead", daemon=True).start()
+        return future
+
     def _allowed_from_bitmask(self) -> np.ndarray:
         bits = np.unpackbits(self._bitmask.numpy().view(np.uint8), bitorder="little")
         return bits[: self._size].astype(bool)
@@ -141,7 +168,10 @@ class Decoder:
         model_before = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
 
         prefill_began = time.perf_counter()
-        logits = self.backend.prefill(spec.prompt_ids)
+        if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
+            logits = spec.prefilled.result()
+        else:
+            logits = self.backend.prefill(spec.prompt_ids)
         prefill_seconds = time.perf_counter() - prefill_began
 
         for _ in range(spec.max_tokens):
@@ -264,6 +294,13 @@ class Decoder:
                     matcher.rollback(1)
             return token, len(candidates)
         return None, 0
+
+
+def settle(future: Future | None) -> None:
+    """Wait until a ``prefill_ahead`` is over, whatever its outcome (its error, if
+    any, is raised where its logits are used)."""
+    if future is not None:
+        future.exception()
 
 
 def _lazy(make: Any):

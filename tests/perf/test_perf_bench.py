@@ -37,6 +37,14 @@ def test_decode_arms_side_by_side(report):
     assert set(arms["scope"]["rungs"]) <= {"pin", "ctx", "gamma", "base"}
 
 
+def test_first_ask_with_nothing_cached_is_measured_both_ways(report):
+    n = report["new_prompt"]
+    assert n["holes"] == report["holes"]
+    assert n["overlapped_p50_ms"] > 0 and n["sequential_p50_ms"] > 0
+    assert n["overlapped_ratio_vs_sequential"] == pytest.approx(n["overlapped_p50_ms"] / n["sequential_p50_ms"])
+    assert "prefill during the compile" in perf.render(report)
+
+
 def test_grammar_cost_against_gamma_size(report):
     rows = report["grammar"]
     assert [r["names"] for r in rows] == [10, 100, 1000]
