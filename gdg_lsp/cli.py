@@ -200,7 +200,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     backend = models.load(models.resolve(settings.model), device, _progress, settings.threads, settings.engine)
     load_seconds = time.perf_counter() - began
     service = CompletionService(backend, workspace)
-    suggestion = service.complete(snapshot, offset, settings)
+    suggestion = service.complete(snapshot, offset, settings, measure_free_bits=explain)
     if explain:
         from gdg_lsp.explain import explain_suggestion
 

@@ -44,7 +44,7 @@ class StatementTrace:
     attempts: list[fragments.Attempt]
     stop_reason: str
     tokens: int
-    free_bits: float
+    free_bits: float | None
     gamma_size: int
     declared: list[str] = field(default_factory=list)
     grammar: str | None = None
@@ -68,8 +68,10 @@ class Execution:
         return sum(s.tokens for s in self.statements)
 
     @property
-    def free_bits(self) -> float:
-        return sum(s.free_bits for s in self.statements)
+    def free_bits(self) -> float | None:
+        """None unless the decode was asked to measure it (it costs a mask per token)."""
+        bits = [s.free_bits for s in self.statements]
+        return None if any(b is None for b in bits) else sum(bits)
 
 
 class Executor:
@@ -91,6 +93,7 @@ class Executor:
         cancel: threading.Event | None = None,
         temperature: float = 0.0,
         seed: int | None = None,
+        measure_free_bits: bool = False,
     ) -> Execution:
         # The first statement's prompt goes through the model while π compiles its
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
@@ -99,7 +102,7 @@ class Executor:
         prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
         try:
             return self._run(hole, prompt, constraint, max_tokens, max_lines, deadline, cancel,
-                             temperature, seed, prefilled)
+                             temperature, seed, prefilled, measure_free_bits)
         finally:
             settle(prefilled)  # the backend is the caller's again only once it is over
 
@@ -115,6 +118,7 @@ class Executor:
         temperature: float,
         seed: int | None,
         prefilled: Any,
+        measure_free_bits: bool,
     ) -> Execution:
         fragment = fragments.fragment(hole.language, hole.fragment)
         gamma: Gamma = hole.gamma.overlay()
@@ -149,6 +153,7 @@ class Executor:
                 stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
                 deadline=deadline, cancel=cancel, prefilled=prefilled if first else None,
                 temperature=temperature, seed=None if seed is None else seed + index,
+                measure_free_bits=measure_free_bits,
             ))
             tokens_left -= result.steps
             trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits

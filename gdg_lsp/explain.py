@@ -97,7 +97,7 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, 
         statements.append({
             "index": trace.index, "text": trace.text, "rung": trace.rung, "fragment": trace.fragment,
             "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in trace.attempts],
-            "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": round(trace.free_bits, 2),
+            "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": None if trace.free_bits is None else round(trace.free_bits, 2),
             "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
             "timingsMs": {k: round(v * 1000, 2) for k, v in trace.seconds.items()},
             "grammar": trace.grammar,

@@ -157,22 +157,23 @@ class RemoteCompletionService:
     # -- requests ---------------------------------------------------------------------------
 
     def complete(self, snapshot: Snapshot, offset: int, settings: Settings,
-                 cancel: threading.Event | None = None) -> Suggestion:
+                 cancel: threading.Event | None = None, measure_free_bits: bool = False) -> Suggestion:
         with self._lock:
             if self._remote is None and time.monotonic() >= self._retry_at:
                 self._connect()
             if self._remote is not None:
                 try:
-                    return self._remote.complete(snapshot, offset, settings, cancel)
+                    return self._remote.complete(snapshot, offset, settings, cancel, measure_free_bits)
                 except remote.RemoteUnavailableError as err:
                     self._mark_down(str(err))
-            return self._fallback(snapshot, offset, settings, cancel)
+            return self._fallback(snapshot, offset, settings, cancel, measure_free_bits)
 
-    def _fallback(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None) -> Suggestion:
+    def _fallback(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
+                  measure_free_bits: bool) -> Suggestion:
         if self.settings.remote.fallback == "local":
             self._ensure_local()
             if self._local is not None:
-                return self._local.complete(snapshot, offset, settings, cancel)
+                return self._local.complete(snapshot, offset, settings, cancel, measure_free_bits)
             reason = f"the remote engine is unavailable ({self._down}) and the local model failed: {self._local_error}"
         else:
             reason = f"the remote engine is unavailable ({self._down}); gdg.remote.fallback is none"

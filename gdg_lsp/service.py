@@ -53,7 +53,8 @@ class Suggestion:
         return self.execution.tokens if self.execution else 0
 
     @property
-    def free_bits(self) -> float:
+    def free_bits(self) -> float | None:
+        """None when the decode did not count the allowed tokens (the default)."""
         return self.execution.free_bits if self.execution else 0.0
 
     def summary(self) -> dict[str, Any]:
@@ -69,7 +70,7 @@ class Suggestion:
             "holeSort": self.hole.sort if self.hole else None,
             "gammaSize": len(self.hole.gamma) if self.hole else 0,
             "tokens": self.tokens,
-            "freeBits": round(self.free_bits, 2),
+            "freeBits": round(self.free_bits, 2) if self.free_bits is not None else None,
             "promptTokens": self.prompt_tokens,
             "reusedTokens": self.reused_tokens,
             "timingsMs": {k: round(v * 1000, 2) for k, v in self.timings.items()},
@@ -113,11 +114,16 @@ class CompletionService:
         offset: int,
         settings: Settings,
         cancel: threading.Event | None = None,
+        measure_free_bits: bool = False,
     ) -> Suggestion:
+        """``measure_free_bits``: count the allowed tokens at every step (a whole
+        mask per token: benchmarks and explain); otherwise the model's choice is
+        checked first and the mask built only when the grammar refuses it."""
         with self._lock:  # one decode at a time: the backend's KV cache is shared
-            return self._complete(snapshot, offset, settings, cancel)
+            return self._complete(snapshot, offset, settings, cancel, measure_free_bits)
 
-    def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None) -> Suggestion:
+    def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
+                  measure_free_bits: bool) -> Suggestion:
         began = time.perf_counter()
         deadline = time.monotonic() + settings.timeout_ms / 1000
         analyzer = self.analyzer_for(snapshot)
@@ -130,7 +136,8 @@ class CompletionService:
         prompted = time.perf_counter()
         reused_before = getattr(getattr(self.backend, "stats", None), "reused_tokens", 0)
         execution = Executor(analyzer, self.decoder, self.grammars).run(
-            hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel
+            hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
+            measure_free_bits=measure_free_bits,
         )
         done = time.perf_counter()
         reused = getattr(getattr(self.backend, "stats", None), "reused_tokens", 0) - reused_before

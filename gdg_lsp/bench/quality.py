@@ -186,7 +186,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if settings_for is not None:
                 settings = settings_for(case, settings)
             service.workspace.settings = settings
-            suggestion = service.complete(doc.snapshot(), case.cursor, settings)
+            # free_bits is counted here (a whole mask per token); the warm repeat runs as the server does
+            suggestion = service.complete(doc.snapshot(), case.cursor, settings, measure_free_bits=True)
             # again, as the next keystroke's request would: the grammar is compiled now
             warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
             verdict = plugin.check(case, suggestion.text)

@@ -57,7 +57,7 @@ def register(server) -> None:
             if session.worker.state.state != "ready":
                 report["text"] += f"\n(model {session.worker.state.state}: {session.worker.state.message})"
             return report
-        job = session.worker.submit("explain:" + uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))
+        job = session.worker.submit("explain:" + uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel, measure_free_bits=True))
         try:
             suggestion = await asyncio.wrap_future(job.future)
         except asyncio.CancelledError:
