@@ -220,6 +220,49 @@ def bench_new_prompt(service, cases, args: argparse.Namespace) -> dict[str, Any]
     return out
 
 
+def bench_drafts(service, cases, args: argparse.Namespace) -> dict[str, Any] | None:
+    """Warm scope requests with drafts looked up in the context (the default) and
+    without, alternating per hole: time per token, model forwards per token, and
+    whether the suggestions are the same (they must be, up to float rounding)."""
+    from gdg_lsp import languages
+    from gdg_lsp.documents import Document
+    from gdg_lsp.settings import Settings
+
+    decoder, stats = service.decoder, service.backend.stats
+    if not getattr(decoder, "draft_tokens", 0):
+        return None  # this engine does not draft (transformers, int8 weights)
+    default = decoder.draft_tokens
+    settings = Settings(constraint="scope", max_tokens=args.max_tokens, timeout_ms=60000)
+    runs = {"drafts": [0, 0.0, 0], "steps": [0, 0.0, 0]}  # tokens, seconds, forwards
+    texts: dict[str, list[str]] = {name: [] for name in runs}
+    hits0, drafted0 = decoder.draft_hits, decoder.drafted
+    try:
+        for index, case in enumerate(cases):
+            doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+            service.complete(doc.snapshot(), case.cursor, settings)  # untimed: grammar compiled, prompt cached
+            for name in (("drafts", "steps") if index % 2 == 0 else ("steps", "drafts")):
+                decoder.draft_tokens = default if name == "drafts" else 0
+                forwards = stats.steps
+                suggestion = service.complete(doc.snapshot(), case.cursor, settings)
+                run = runs[name]
+                run[0] += suggestion.tokens
+                run[1] += suggestion.timings.get("decode", 0.0)
+                run[2] += stats.steps - forwards
+                texts[name].append(suggestion.text)
+    finally:
+        decoder.draft_tokens = default
+    out: dict[str, Any] = {"holes": len(cases), "draft_tokens": default}
+    for name, (tokens, seconds, forwards) in runs.items():
+        out[f"{name}_ms_per_token"] = 1000 * seconds / tokens if tokens else 0.0
+        out[f"{name}_forwards_per_token"] = forwards / tokens if tokens else 0.0
+    out["ratio_vs_steps"] = (out["drafts_ms_per_token"] / out["steps_ms_per_token"]
+                             if out["steps_ms_per_token"] else 0.0)
+    drafted = decoder.drafted - drafted0
+    out["draft_acceptance"] = (decoder.draft_hits - hits0) / drafted if drafted else 0.0
+    out["same_suggestions"] = sum(a == b for a, b in zip(texts["drafts"], texts["steps"]))
+    return out
+
+
 # -- engines: model step time, interleaved ------------------------------------------------------
 
 
@@ -565,6 +608,15 @@ def render(report: dict[str, Any]) -> str:
         parts.append(f"\n### first ask with nothing cached (scope; {n['holes']} holes): prefill during the compile\n")
         parts.append(_table(["overlapped p50 ms", "sequential p50 ms", "overlapped ×sequential"],
                             [[n["overlapped_p50_ms"], n["sequential_p50_ms"], n["overlapped_ratio_vs_sequential"]]]))
+    if report.get("drafts"):
+        d = report["drafts"]
+        parts.append(f"\n### drafts looked up in the context (scope, warm; {d['holes']} holes, "
+                     f"≤{d['draft_tokens']} tokens per draft)\n")
+        parts.append(_table(["with drafts ms/token", "stepping ms/token", "drafts ×stepping", "forwards/token with",
+                             "forwards/token without", "draft tokens used", "same suggestions"],
+                            [[d["drafts_ms_per_token"], d["steps_ms_per_token"], d["ratio_vs_steps"],
+                              d["drafts_forwards_per_token"], d["steps_forwards_per_token"], d["draft_acceptance"],
+                              f"{d['same_suggestions']}/{d['holes']}"]]))
     parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
     parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
                          "names-only grammar compile ms"],
@@ -627,6 +679,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name in list(backends)[1:]:
             del backends[name]
         report["new_prompt"] = bench_new_prompt(service, cases, args)
+        report["drafts"] = bench_drafts(service, cases, args)
         sections["decode"] = time.perf_counter() - began
         mark = time.perf_counter()
         report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import xgrammar as xgr
 
+from gdg_lsp.decoding import drafts
 from gdg_lsp.decoding.backends import ModelBackend
 
 STOP_NEWLINE = "newline"
@@ -48,6 +49,8 @@ STOP_DEAD_END = "no-allowed-token"
 NATURAL_STOPS = frozenset({STOP_NEWLINE, STOP_GRAMMAR, STOP_EOS})
 HEAL_TOP = 32
 """Healing candidates tried in score order before the rest are sorted."""
+DRAFT_TOKENS = 6
+"""Tokens of a draft looked up in the context (``drafts``), checked in one forward."""
 
 
 @dataclass
@@ -134,6 +137,14 @@ class Decoder:
         self.model_first_hits = 0
         """Steps where the grammar accepted the model's own choice (no mask built)."""
         self.masks_built = 0
+        self.draft_tokens = DRAFT_TOKENS if getattr(backend, "extends_exactly", False) else 0
+        """0: no drafts (a backend without an exact ``extend`` and ``truncate``, or turned off)."""
+        self.drafted = 0
+        self.draft_hits = 0
+        """Tokens whose logits came from a draft's forward instead of a step of their own."""
+        self._draft: list[int] = []
+        self._draft_rows: list[torch.Tensor] = []
+        self._length = 0
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
     def prefill_ahead(self, ids: Sequence[int]) -> Future:
@@ -192,6 +203,7 @@ class Decoder:
         else:
             logits = self.backend.prefill(spec.prompt_ids)
         prefill_seconds = time.perf_counter() - prefill_began
+        self._draft, self._draft_rows, self._length = [], [], len(spec.prompt_ids)
 
         for _ in range(spec.max_tokens):
             if spec.cancel is not None and spec.cancel.is_set():
@@ -238,7 +250,7 @@ class Decoder:
             if matcher is not None and not pending and matcher.accept_string(end_marker):
                 matcher.rollback(1)
                 last_complete = len(produced)
-            logits = self.backend.step(token)
+            logits = self._advance(token, spec, ids, tokens_left=spec.max_tokens - len(ids))
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
         text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
@@ -262,6 +274,39 @@ class Decoder:
             trailing_layout=layout,
             complete_text=complete_text,
         )
+
+    def _advance(self, token: int, spec: DecodeSpec, ids: list[int], tokens_left: int) -> torch.Tensor:
+        """Feed the chosen ``token`` to the model; the logits after it.
+
+        When the previous forward ran over a draft that starts with this token,
+        its logits are already there. Otherwise a new draft is looked up and the
+        model runs once over the token and the draft, keeping the logits of every
+        position: the draft's tokens are used only as far as the tokens chosen
+        (under the grammar, as always) agree with it, so what is decoded is what
+        stepping token by token gives."""
+        if self._draft:
+            expected, row = self._draft.pop(0), self._draft_rows.pop(0)
+            if token == expected:
+                self._length += 1
+                self.draft_hits += 1
+                return row
+            self.backend.truncate(self._length)  # the cache holds the rest of a refused draft
+            self._draft, self._draft_rows = [], []
+        draft = []
+        if self.draft_tokens and tokens_left > 1:
+            draft = drafts.propose([*spec.prompt_ids, *ids], min(self.draft_tokens, tokens_left - 1))
+            if spec.stop_at_newline:  # nothing past the end of the region is needed
+                for i, d in enumerate(draft):
+                    if b"\n" in self.vocab.token_bytes[d]:
+                        draft = draft[: i + 1]
+                        break
+        self._length += 1
+        if not draft:
+            return self.backend.step(token)
+        rows = self.backend.extend([token, *draft])
+        self.drafted += len(draft)
+        self._draft, self._draft_rows = draft, list(rows[1:])
+        return rows[0]
 
     def _pick(self, scores: torch.Tensor) -> int:
         if self._generator is None:

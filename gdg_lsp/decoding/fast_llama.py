@@ -262,11 +262,14 @@ class LeanLlama:
         self._cos, self._sin = rope_tables(self.shape, self.shape.max_positions, weights.device)
         self._scale = 1.0 / math.sqrt(self.shape.head_dim)
 
-    def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None,
+                every_position: bool = False) -> torch.Tensor:
         """Append ``ids`` to the cached sequence; logits for the token after them.
 
         With ``allowed`` (token ids), only those logits are computed: the result
-        has -inf elsewhere."""
+        has -inf elsewhere. With ``every_position``, logits after each of the
+        ``ids`` ([len(ids), vocab]; ``allowed`` is ignored): one forward checks
+        a whole draft (``FastLlamaBackend.extend``)."""
         s, w, cache = self.shape, self.w, self.cache
         n = len(ids)
         start = cache.length
@@ -301,6 +304,8 @@ class LeanLlama:
             gate, up = layer.gate_up(x).chunk(2, dim=-1)
             h = h + layer.down(torch.nn.functional.silu(gate) * up)
         cache.length = start + n
+        if every_position:
+            return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
         last = rms_norm(h[-1:], w.norm, s.rms_eps)
         if allowed is None:
             return w.head(last)[0].float()
@@ -360,3 +365,32 @@ class FastLlamaBackend:
     def step(self, token_id: int, allowed: torch.Tensor | None = None) -> torch.Tensor:
         self.stats.steps += 1
         return self._forward([token_id], allowed)
+
+    @property
+    def extends_exactly(self) -> bool:
+        """True when ``extend``'s rows are what steps give (to float rounding). Not
+        with int8 weights: activations are quantized with one scale per forward, so
+        a row depends on the other rows of its forward."""
+        return self.weights.quant == "none"
+
+    def extend(self, ids: Sequence[int]) -> torch.Tensor:
+        """Append ``ids`` in one forward; row i holds the logits after ``ids[: i + 1]``.
+
+        A forward over a few tokens costs about one step on a CPU (the weights
+        are read once for all of them), which is what makes checking a draft
+        (``engine.Decoder``) cheaper than stepping through it."""
+        self.stats.steps += 1
+        began = time.perf_counter()
+        with torch.inference_mode():
+            # the eager forward, also under StaticLlama (its graph is for one token)
+            logits = LeanLlama.forward(self.model, list(ids), every_position=True)
+        self.stats.model_seconds += time.perf_counter() - began
+        self._ids.extend(ids)
+        logits = logits[:, : self._vocab_size]
+        return logits if logits.device.type == "cpu" else logits.cpu()
+
+    def truncate(self, length: int) -> None:
+        """Forget every token after the first ``length`` (the refused part of a draft)."""
+        if length < len(self._ids):
+            self._ids = self._ids[:length]
+            self.model.cache.length = length

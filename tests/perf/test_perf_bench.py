@@ -37,6 +37,14 @@ def test_decode_arms_side_by_side(report):
     assert set(arms["scope"]["rungs"]) <= {"pin", "ctx", "gamma", "base"}
 
 
+def test_drafts_are_measured_against_stepping(report):
+    d = report["drafts"]  # --model random is a lean fp32 model: it drafts
+    assert d["holes"] == report["holes"] and d["draft_tokens"] > 0
+    assert d["steps_forwards_per_token"] > 0 and 0 < d["drafts_forwards_per_token"] <= d["steps_forwards_per_token"]
+    assert 0 <= d["draft_acceptance"] <= 1 and 0 <= d["same_suggestions"] <= d["holes"]
+    assert d["ratio_vs_steps"] == pytest.approx(d["drafts_ms_per_token"] / d["steps_ms_per_token"])
+
+
 def test_first_ask_with_nothing_cached_is_measured_both_ways(report):
     n = report["new_prompt"]
     assert n["holes"] == report["holes"]

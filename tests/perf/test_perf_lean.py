@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp.decoding.backends import TorchBackend
+from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LlamaShape, UnsupportedModel, build_weights
 
 
@@ -55,6 +56,35 @@ def test_logits_match_transformers(tiny_vocab, kind, tied):
     other = prompt[:7] + tiny_vocab.encode("if not x:").ids
     torch.testing.assert_close(lean.prefill(other), reference.prefill(other), atol=1e-4, rtol=1e-4)
     assert lean.stats.reused_tokens == reference.stats.reused_tokens > 0
+
+
+def test_extend_gives_the_logits_of_each_step_and_truncate_forgets(tiny_vocab):
+    """A draft checked in one forward: row i is what a step over token i gives, and
+    a refused draft's tail is forgotten so that the next step sees only the kept part."""
+    _, lean = _pair(tiny_vocab)
+    assert lean.extends_exactly and Decoder(lean).draft_tokens > 0
+    prompt = tiny_vocab.encode("def f(x):\n    return x").ids
+    draft = tiny_vocab.encode(" + len(xy)").ids
+    lean.prefill(prompt)
+    stepped = torch.stack([lean.step(t) for t in draft])
+    lean.prefill(prompt)
+    rows = lean.extend(draft)
+    assert rows.shape == stepped.shape
+    torch.testing.assert_close(rows, stepped, atol=1e-4, rtol=1e-4)
+    lean.truncate(len(prompt) + 2)  # keep two draft tokens, refuse the rest
+    other = tiny_vocab.encode("(").ids[0]
+    lean_after = lean.step(other)
+    lean.prefill(prompt + draft[:2])
+    torch.testing.assert_close(lean_after, lean.step(other), atol=1e-4, rtol=1e-4)
+
+
+def test_int8_weights_decode_without_drafts(tiny_vocab):
+    """int8 activations are quantized per forward: a draft's rows would not be the
+    steps' logits, so the decoder does not draft over such a backend (a build
+    without int8 kernels falls back to fp32 weights, which draft)."""
+    _, lean = _pair(tiny_vocab, quant="int8")
+    assert lean.extends_exactly == (lean.quant == "none")
+    assert (Decoder(lean).draft_tokens > 0) == (lean.quant == "none")
 
 
 def test_cache_grows_past_its_capacity(tiny_vocab):
