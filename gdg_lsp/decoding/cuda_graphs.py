@@ -141,3 +141,10 @@ class GraphLlamaBackend(FastLlamaBackend):
         # (FastLlamaBackend hands out logits[: vocab].cpu(): a copy, so the graph's
         # output buffer is never seen by the caller)
         self.model = StaticLlama(weights, capacity, use_graph)
+
+    @property
+    def extends_exactly(self) -> bool:
+        # A draft's forward runs eagerly (the graph is captured for one token): on a
+        # GPU that is hundreds of kernel launches against one graph replay per step,
+        # so drafting is left to the CPU until it is measured on a GPU.
+        return not self.model.use_graph and super().extends_exactly

@@ -66,3 +66,27 @@ def test_graph_replay_matches_the_eager_step_on_cuda(tiny_vocab):
     torch.testing.assert_close(graph.prefill(again), eager.prefill(again), atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(graph.step(tokens[0]), eager.step(tokens[0]), atol=1e-4, rtol=1e-4)
     assert graph.model.captures == 1
+
+
+def test_the_static_step_drafts_on_cpu_and_its_draft_rows_are_its_steps(tiny_vocab):
+    from gdg_lsp.decoding.engine import Decoder
+
+    _, static = _models(tiny_vocab, use_graph=False)
+    assert static.extends_exactly and Decoder(static).draft_tokens > 0
+    prompt = tiny_vocab.encode("def f(x):\n    return x").ids
+    draft = tiny_vocab.encode(" + len(xy)").ids
+    static.prefill(prompt)
+    stepped = torch.stack([static.step(t) for t in draft])
+    static.prefill(prompt)
+    torch.testing.assert_close(static.extend(draft), stepped, atol=1e-4, rtol=1e-4)
+    static.truncate(len(prompt) + 1)
+    after = static.step(draft[1])  # the static step after a truncation: the position moved back
+    torch.testing.assert_close(after, stepped[1], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.gpu
+def test_graph_backends_do_not_draft(tiny_vocab):
+    from gdg_lsp.decoding.engine import Decoder
+
+    _, graph = _models(tiny_vocab, device="cuda", capacity=64, use_graph=True)
+    assert not graph.extends_exactly and Decoder(graph).draft_tokens == 0
