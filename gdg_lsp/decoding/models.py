@@ -9,15 +9,16 @@
 - a path to a Hugging Face model folder (``config.json`` and weights);
 - a path to a ``.gguf`` file.
 
-A GGUF file is converted by transformers on first use (≈ 25 s for the default
-model on 2 cores) and the converted weights are cached, so later starts load
-in about a second. Nothing is ever downloaded.
+A GGUF file is converted on first use (``gguf_convert`` for Llama-architecture
+files, transformers' loader for the rest) and the converted weights are
+cached, so later starts load in about a second. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import shutil
 import tempfile
@@ -29,6 +30,7 @@ from pathlib import Path
 from gdg_lsp.errors import ModelUnavailableError
 
 Progress = Callable[[str, int | None], None]
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "default"
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -132,10 +134,35 @@ def resolve_device(setting: str | None) -> tuple[str, str | None]:
 
 
 def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     progress(f"Converting {spec.path.name} (first start only, cached for later)", 5)
     began = time.perf_counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        try:
+            from gdg_lsp.decoding import gguf_convert
+
+            gguf_convert.convert(spec.path, staging, progress)
+            how = "gdg_lsp.decoding.gguf_convert"
+        except Exception as err:  # another architecture, an older transformers: its own (slower) path
+            log.info("converting %s with transformers (%s)", spec.path.name, err)
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            _convert_gguf_with_transformers(spec, staging, progress)
+            how = "transformers"
+        (staging / "gdg-source.txt").write_text(
+            f"{spec.path}\nconverted by {how} in {time.perf_counter() - began:.1f}s\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _convert_gguf_with_transformers(spec: ModelSpec, staging: Path, progress: Progress) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
     progress("Converting model weights", 30)
     model = AutoModelForCausalLM.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name, dtype="float32")
@@ -145,18 +172,8 @@ def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
     if hasattr(model, "hf_quantizer"):
         model.hf_quantizer = None
     progress("Writing the converted model", 80)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
-    try:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / "gdg-source.txt").write_text(f"{spec.path}\nconverted in {time.perf_counter() - began:.1f}s\n")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
 
 
 ENGINES = ("auto", "lean", "lean-int8", "transformers")
