@@ -15,6 +15,7 @@ from typing import Any
 from gdg_lsp import languages
 from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.backends import ModelBackend
+from gdg_lsp.decoding.batching import SlotPool
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.decoding.grammars import GrammarCache
 from gdg_lsp.documents import Snapshot
@@ -100,10 +101,18 @@ class CompletionService:
         ``backend``); a remote engine passes its own (gdg_lsp.decoding.remote)."""
         self.backend = backend
         self.vocab = backend.vocab
-        self.decoder = decoder if decoder is not None else Decoder(backend)
-        self.grammars = GrammarCache(backend.vocab)
+        # a pool of sequence slots (decoding/batching.py): requests run concurrently, one slot each
+        self._pool = backend if decoder is None and isinstance(backend, SlotPool) else None
+        self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
+        self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
+        self.grammars = GrammarCache(backend.vocab)  # shared: it is thread-safe
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
+
+    @property
+    def concurrency(self) -> int:
+        """How many ``complete`` calls can decode at once (the decode worker runs that many)."""
+        return self._pool.size if self._pool is not None else 1
 
     def analyzer_for(self, snapshot: Snapshot) -> Analyzer:
         return languages.analyzer(snapshot.language_id, snapshot.text)
@@ -119,11 +128,18 @@ class CompletionService:
         """``measure_free_bits``: count the allowed tokens at every step (a whole
         mask per token: benchmarks and explain); otherwise the model's choice is
         checked first and the mask built only when the grammar refuses it."""
+        if self._pool is not None:
+            # the document's own slot if it is free: its next request reuses its KV prefix
+            with self._pool.lease(snapshot.uri) as slot:
+                decoder = self._slot_decoders.get(slot.index)
+                if decoder is None:
+                    decoder = self._slot_decoders[slot.index] = Decoder(slot)
+                return self._complete(snapshot, offset, settings, cancel, measure_free_bits, slot, decoder)
         with self._lock:  # one decode at a time: the backend's KV cache is shared
-            return self._complete(snapshot, offset, settings, cancel, measure_free_bits)
+            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
 
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
-                  measure_free_bits: bool) -> Suggestion:
+                  measure_free_bits: bool, backend: Any, decoder: Any) -> Suggestion:
         began = time.perf_counter()
         deadline = time.monotonic() + settings.timeout_ms / 1000
         analyzer = self.analyzer_for(snapshot)
@@ -134,13 +150,13 @@ class CompletionService:
                               timings={"analysis": analysed - began, "total": analysed - began})
         prompt, prompt_tokens = self._prompt(snapshot, hole, analyzer, settings)
         prompted = time.perf_counter()
-        reused_before = getattr(getattr(self.backend, "stats", None), "reused_tokens", 0)
-        execution = Executor(analyzer, self.decoder, self.grammars).run(
+        reused_before = getattr(getattr(backend, "stats", None), "reused_tokens", 0)
+        execution = Executor(analyzer, decoder, self.grammars).run(
             hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
             measure_free_bits=measure_free_bits,
         )
         done = time.perf_counter()
-        reused = getattr(getattr(self.backend, "stats", None), "reused_tokens", 0) - reused_before
+        reused = getattr(getattr(backend, "stats", None), "reused_tokens", 0) - reused_before
         reason = None
         if not execution.text:
             dropped = [s.dropped for s in execution.statements if s.dropped]

@@ -93,6 +93,9 @@ class Settings:
     """CPU threads for the model. One is the fastest for small models here: a 135M
     model is memory-bound, and a second thread that waits on a busy core made each
     step 4x slower (56 vs 251 ms with one other process running)."""
+    batch_size: int = attrs.field(default=4, validator=_in_range(1, 16))
+    """Requests from different documents decoded at once, their model steps batched
+    (decoding/batching.py; lean engine only, others decode one at a time). 1: one at a time."""
     backend: str = attrs.field(default="local", validator=_one_of(BACKENDS))
     """local: the model runs in this process; remote: a shared engine (``gdg.remote.*``) applies the mask."""
     remote: RemoteSettings = attrs.field(factory=RemoteSettings)

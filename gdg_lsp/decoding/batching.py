@@ -417,6 +417,16 @@ def _default_model(device: str) -> Callable[[LlamaWeights], LeanLlama]:
     return LeanLlama
 
 
+def pooled(backend: Any, slots: int, window_s: float = WINDOW_S) -> Any:
+    """``backend`` as a SlotPool of ``slots`` sequences over the same weights when it is a
+    lean backend and ``slots`` > 1; otherwise ``backend`` itself (one request at a time)."""
+    from gdg_lsp.decoding.fast_llama import FastLlamaBackend
+
+    if slots <= 1 or not isinstance(backend, FastLlamaBackend):
+        return backend
+    return SlotPool(backend.weights, backend.vocab, backend.name, backend.device, slots, window_s)
+
+
 class SlotBackend:
     """One slot of a ``SlotPool`` seen as a ModelBackend (what ``engine.Decoder`` drives)."""
 

@@ -1,10 +1,14 @@
-"""The decode worker: one thread that owns the model.
+"""The decode worker: the threads that own the model.
 
 Model loading and every decode run here, never on pygls' thread pool (which
 also reads stdin) and never on the event loop (which must keep answering
 hover, completion and edits). Per document, the newest request wins: a new
 request sets the cancel event of the one before it, which then stops before
-its next token (or never starts).
+its next token (or never starts); it starts once that one has ended.
+
+Requests of different documents decode one at a time, or up to ``gdg.batchSize``
+at once when the model is a batching SlotPool (decoding/batching.py): then their
+model steps are shared. A model load runs alone.
 
 The thread is a daemon: ``exit`` does not wait for a model that is still
 loading. ``stats`` counts decodes, supersessions and how far a cancelled
@@ -68,6 +72,8 @@ class Job:
     key: str
     cancel: CancelEvent = field(default_factory=CancelEvent)
     future: Future | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    """Set when the job has ended (run, skipped or cancelled in the queue)."""
 
 
 @dataclass
@@ -101,45 +107,80 @@ class ModelNotReady(GdgError):
 
 
 class _DaemonExecutor:
-    """One daemon thread running submitted callables in order (ThreadPoolExecutor's threads are
-    joined at exit, which would hold ``exit`` until a model finished loading)."""
+    """Daemon threads running submitted callables in order (ThreadPoolExecutor's threads are
+    joined at exit, which would hold ``exit`` until a model finished loading).
+
+    ``limit`` callables run at once (1 unless the model decodes several requests
+    at once: a batching SlotPool). An ``exclusive`` one (a model load) waits for the
+    running ones to end and runs alone; later ones wait for it, in order."""
 
     def __init__(self, name: str) -> None:
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._name = name
+        self._queue: deque = deque()
+        self._cond = threading.Condition()
         self._closed = False
-        threading.Thread(target=self._run, name=name, daemon=True).start()
+        self._running = 0
+        self._exclusive = False
+        self._threads = 0
+        self.limit = 1
+        self._spawn()
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future:
+    def _spawn(self) -> None:
+        self._threads += 1
+        threading.Thread(target=self._run, name=f"{self._name}-{self._threads}", daemon=True).start()
+
+    def set_limit(self, limit: int) -> None:
+        with self._cond:
+            self.limit = max(1, limit)
+            while self._threads < self.limit:
+                self._spawn()
+            self._cond.notify_all()
+
+    def submit(self, fn: Callable[..., T], *args: Any, exclusive: bool = False) -> Future:
         future: Future = Future()
-        if self._closed:
-            future.cancel()
-        else:
-            self._queue.put((future, fn, args))
+        with self._cond:
+            if self._closed:
+                future.cancel()
+            else:
+                self._queue.append((future, fn, args, exclusive))
+                self._cond.notify_all()
         return future
+
+    def _may_start(self) -> bool:
+        if not self._queue or self._exclusive or self._running >= self.limit:
+            return False
+        return not self._queue[0][3] or self._running == 0
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            future, fn, args = item
-            if not future.set_running_or_notify_cancel():
-                continue
+            with self._cond:
+                while not self._closed and not self._may_start():
+                    self._cond.wait()
+                if self._closed:
+                    return
+                future, fn, args, exclusive = self._queue.popleft()
+                self._running += 1
+                self._exclusive = exclusive
             try:
-                future.set_result(fn(*args))
-            except BaseException as err:  # handed to whoever waits on the future
-                future.set_exception(err)
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(fn(*args))
+                    except BaseException as err:  # handed to whoever waits on the future
+                        future.set_exception(err)
+            finally:
+                with self._cond:
+                    self._running -= 1
+                    if exclusive:
+                        self._exclusive = False
+                    self._cond.notify_all()
 
     def shutdown(self) -> None:
-        self._closed = True
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
+        with self._cond:
+            self._closed = True
+            for item in self._queue:
                 item[0].cancel()
-        self._queue.put(None)
+            self._queue.clear()
+            self._cond.notify_all()
 
 
 def default_model_resolver(settings: Settings, progress: Callable[[str, int | None], None]) -> tuple[str, Callable[[str], Any]]:
@@ -162,7 +203,7 @@ class DecodeWorker:
         self.resolve_model: ModelResolver = default_model_resolver
         self.service: Any = None
         self.state = WorkerState("idle")
-        self.running = 0  # decodes in progress (at most one: the worker has one thread)
+        self.running = 0  # decodes in progress (at most the service's concurrency, one per document)
         self.max_running = 0
         self.stats = WorkerStats()
 
@@ -177,7 +218,7 @@ class DecodeWorker:
 
     def load(self, settings: Settings, workspace: WorkspaceContext) -> Future:
         """Load (or reload) the model named by the settings, in the worker thread."""
-        return self._pool.submit(self._load, settings, workspace)
+        return self._pool.submit(self._load, settings, workspace, exclusive=True)
 
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
         from gdg_lsp.decoding import models
@@ -199,19 +240,25 @@ class DecodeWorker:
             self._set_state(WorkerState("loading", f"loading {name}", name, device))
             backend = load(device)
         except ModelUnavailableError as err:
+            self._close_service()
             self.service = None
             self._loaded_for = None
             self._set_state(WorkerState("failed", str(err)))
             return
         except Exception as err:  # a broken model file must not take the server down
             log.exception("model load failed")
+            self._close_service()
             self.service = None
             self._loaded_for = None
             self._set_state(WorkerState("failed", f"could not load the model: {err}"))
             return
+        from gdg_lsp.decoding.batching import pooled
         from gdg_lsp.service import CompletionService  # here: it imports torch, which a missing model never needs
 
-        self.service = CompletionService(backend, workspace)
+        self._close_service()
+        # lean engines batch the steps of up to batchSize documents; the others decode one at a time
+        self.service = CompletionService(pooled(backend, settings.batch_size), workspace)
+        self._pool.set_limit(self.service.concurrency)
         self._loaded_for = key
         self._set_state(WorkerState("ready", f"{name} ready on {device}", name, device,
                                     time.perf_counter() - began))
@@ -226,15 +273,26 @@ class DecodeWorker:
 
         self._set_state(WorkerState("loading", f"connecting to {settings.remote.url or 'the remote engine'}"))
         service = RemoteCompletionService(settings, workspace, on_status, self._on_progress)
+        self._close_service()
         service.start()
         self.service = service
         self._loaded_for = key
 
+    def _close_service(self) -> None:
+        """Release the current model's batching threads (a load runs alone: nothing decodes)."""
+        close = getattr(getattr(self.service, "backend", None), "close", None)
+        if close is not None:
+            close()
+        self._pool.set_limit(1)
+
     # -- requests ------------------------------------------------------------------
 
     def _model_steps(self) -> int:
-        stats = getattr(getattr(self.service, "backend", None), "stats", None)
-        return getattr(stats, "steps", 0)
+        backend = getattr(self.service, "backend", None)
+        passes = getattr(backend, "passes", None)
+        if passes is not None:  # batched: model forwards (a cancelled request's own steps are fewer)
+            return passes
+        return getattr(getattr(backend, "stats", None), "steps", 0)
 
     def submit(self, key: str, fn: Callable[[Any, threading.Event], T]) -> Job:
         """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one."""
@@ -246,24 +304,30 @@ class DecodeWorker:
             self._latest[key] = job
 
         def run() -> T | None:
+            if previous is not None:
+                previous.done.wait()  # one decode per document at a time, in order
             if job.cancel.is_set():
-                self.stats.skipped += 1
-                return None  # superseded before it started
-            if self.service is None:
-                raise ModelNotReady(self.state.message or "the model is not loaded")
-            self.running += 1
-            self.max_running = max(self.max_running, self.running)
-            self.stats.decodes += 1
-            try:
-                return fn(self.service, job.cancel)
-            finally:
-                self.running -= 1
-                self._account_cancel(job)
                 with self._lock:
+                    self.stats.skipped += 1
+                return None  # superseded before it started
+            service = self.service
+            if service is None:
+                raise ModelNotReady(self.state.message or "the model is not loaded")
+            with self._lock:
+                self.running += 1
+                self.max_running = max(self.max_running, self.running)
+                self.stats.decodes += 1
+            try:
+                return fn(service, job.cancel)
+            finally:
+                with self._lock:
+                    self.running -= 1
+                    self._account_cancel(job)
                     if self._latest.get(key) is job:
                         del self._latest[key]
 
         job.future = self._pool.submit(run)
+        job.future.add_done_callback(lambda _: job.done.set())
         return job
 
     def _account_cancel(self, job: Job) -> None:
@@ -286,3 +350,6 @@ class DecodeWorker:
     def shutdown(self) -> None:
         self.cancel_all()
         self._pool.shutdown()
+        close = getattr(getattr(self.service, "backend", None), "close", None)
+        if close is not None:  # wakes requests still waiting on the model (they end with an error)
+            close()

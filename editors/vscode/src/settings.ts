@@ -18,6 +18,7 @@ export const SERVER_KEYS = [
   "maxLines",
   "contextTokens",
   "threads",
+  "batchSize",
   "diagnostics",
   "inline",
   "sql.connections",
