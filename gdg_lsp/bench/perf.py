@@ -6,6 +6,9 @@ Sections (each a table; ``--json OUT`` writes them all):
   arms over holes cut from real code, asked through the CompletionService the
   server uses; end-to-end latency and its ratio to the ``none`` arm measured in
   the same run (first ask and warm repeat);
+- batch: K documents' requests arriving together (K = 1, 2, 4): aggregate
+  tokens/s and per-request latency, one at a time vs batched (decoding/batching.py),
+  measured in the same run;
 - grammar: τ_Γ instantiation and XGrammar compilation against |Γ| (a Python
   module with N global names), uncached and as a cache hit;
 - keystroke: didChange → incremental re-parse → hole and Γ ready, against file
@@ -63,8 +66,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--lsp-requests", type=int, default=30)
     parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
+    parser.add_argument("--batch-sizes", default="1,2,4",
+                        help="concurrent requests for the batch section (lean engines only; empty: skip it)")
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes for CI: 2 holes, 12 tokens, Γ up to 1000, files up to 5000 lines")
+                        help="small sizes for CI: 2 holes, 12 tokens, Γ up to 1000, files up to 5000 lines, batches of 1 and 2")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON")
     args = parser.parse_args(argv)
     if args.quick:
@@ -74,6 +79,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.file_lines = "100,1000,5000"
         args.keystrokes = min(args.keystrokes, 12)
         args.lsp_requests = min(args.lsp_requests, 8)
+        args.batch_sizes = "1,2"
     return args
 
 
@@ -260,6 +266,110 @@ def bench_drafts(service, cases, args: argparse.Namespace) -> dict[str, Any] | N
     drafted = decoder.drafted - drafted0
     out["draft_acceptance"] = (decoder.draft_hits - hits0) / drafted if drafted else 0.0
     out["same_suggestions"] = sum(a == b for a, b in zip(texts["drafts"], texts["steps"]))
+    return out
+
+
+# -- batch: concurrent requests from several documents ----------------------------------------------
+
+
+BATCH_ARMS = ("shared", "per-doc", "batched")
+"""shared: one at a time over one KV cache (gdg.batchSize 1); per-doc: one at a time, each
+document with a cache of its own (slot affinity without batching); batched: all at once
+through a SlotPool (gdg.batchSize K)."""
+
+
+def bench_batch(backend, cases, args: argparse.Namespace, sizes: list[int]) -> dict[str, Any]:
+    """K requests from K documents arriving together, for each K: aggregate tokens/s and
+    per-request latency (from the common arrival to each answer), the three arms of
+    BATCH_ARMS measured in alternation over the same weights. Each document was asked
+    once before (untimed), as in an editing session; the arms start from the same state."""
+    import threading
+
+    from gdg_lsp import languages
+    from gdg_lsp.decoding.batching import SlotPool
+    from gdg_lsp.decoding.fast_llama import FastLlamaBackend
+    from gdg_lsp.documents import Document
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.service import CompletionService
+    from gdg_lsp.settings import Settings
+
+    workspace = WorkspaceContext(roots=[args.corpus])
+    settings = Settings(constraint="scope", max_tokens=args.max_tokens, timeout_ms=120_000)
+    # untimed first ask: the prompt in the KV cache and the first statement's grammars compiled
+    prime = Settings(constraint="scope", max_tokens=1, timeout_ms=120_000)
+    out: dict[str, Any] = {}
+    for k in sizes:
+        picked = [cases[i % len(cases)] for i in range(k)]
+        docs = [Document(f"{c.uri}#batch{i}", c.language, 1, c.text, languages.analyzer(c.language, c.text).parser())
+                for i, c in enumerate(picked)]
+
+        def single() -> FastLlamaBackend:  # the loaded engine's class (a CUDA graph per step on a GPU)
+            return type(backend)(backend.weights, backend.vocab, backend.name, backend.device)
+
+        shared = CompletionService(single(), workspace)
+        per_doc = [CompletionService(single(), workspace) for _ in docs]
+        pool = SlotPool(backend.weights, backend.vocab, backend.name, backend.device, slots=k)
+        batched = CompletionService(pool, workspace)
+        for service in (*per_doc, batched):  # one grammar cache: no arm pays a compile the other did
+            service.grammars = shared.grammars
+        try:
+            for i, (doc, case) in enumerate(zip(docs, picked)):  # untimed: each document asked once before
+                shared.complete(doc.snapshot(), case.cursor, prime)
+                per_doc[i].complete(doc.snapshot(), case.cursor, prime)
+            prime_threads = [threading.Thread(target=batched.complete, args=(d.snapshot(), c.cursor, prime))
+                             for d, c in zip(docs, picked)]
+            for t in prime_threads:
+                t.start()
+            for t in prime_threads:
+                t.join()
+            pool.batch_sizes.clear()
+
+            def one_at_a_time(services: list) -> tuple[list, list[float], float]:
+                began = time.perf_counter()
+                answers, latencies = [], []
+                for service, doc, case in zip(services, docs, picked):
+                    answers.append(service.complete(doc.snapshot(), case.cursor, settings))
+                    latencies.append(time.perf_counter() - began)
+                return answers, latencies, time.perf_counter() - began
+
+            def all_at_once() -> tuple[list, list[float], float]:
+                answers: list = [None] * k
+                latencies = [0.0] * k
+                start = threading.Barrier(k + 1)
+
+                def ask(i: int) -> None:
+                    start.wait()
+                    answers[i] = batched.complete(docs[i].snapshot(), picked[i].cursor, settings)
+                    latencies[i] = time.perf_counter() - began
+
+                threads = [threading.Thread(target=ask, args=(i,)) for i in range(k)]
+                for t in threads:
+                    t.start()
+                began = time.perf_counter()
+                start.wait()
+                for t in threads:
+                    t.join()
+                return answers, latencies, time.perf_counter() - began
+
+            runs = {"shared": one_at_a_time([shared] * k), "per-doc": one_at_a_time(per_doc), "batched": all_at_once()}
+        finally:
+            pool.close()
+        row: dict[str, Any] = {"requests": k}
+        texts = {}
+        for arm, (answers, latencies, wall) in runs.items():
+            tokens = sum(a.tokens for a in answers)
+            texts[arm] = [a.text for a in answers]
+            row[arm] = {"tokens": tokens, "wall_s": round(wall, 3), "tokens_per_s": tokens / wall if wall else 0.0,
+                        "latency_p50_ms": percentile([x * 1000 for x in latencies], 0.5),
+                        "latency_max_ms": max(latencies) * 1000}
+        row["batched_vs_shared"] = row["batched"]["tokens_per_s"] / row["shared"]["tokens_per_s"] if row["shared"]["tokens_per_s"] else 0.0
+        row["batched_vs_per_doc"] = row["batched"]["tokens_per_s"] / row["per-doc"]["tokens_per_s"] if row["per-doc"]["tokens_per_s"] else 0.0
+        # greedy: the same suggestions whichever arm decoded them (fp32 rounding may rarely flip a near tie)
+        row["same_text"] = sum(a == b for a, b in zip(texts["batched"], texts["per-doc"])) / k
+        row["batch_sizes"] = dict(sorted(pool.batch_sizes.items()))
+        out[str(k)] = row
+        _log(f"batch K={k}: {row['batched']['tokens_per_s']:.1f} tokens/s batched vs {row['shared']['tokens_per_s']:.1f} "
+             f"shared ({row['batched_vs_shared']:.2f}x), {row['per-doc']['tokens_per_s']:.1f} per-doc")
     return out
 
 
@@ -617,6 +727,19 @@ def render(report: dict[str, Any]) -> str:
                             [[d["drafts_ms_per_token"], d["steps_ms_per_token"], d["ratio_vs_steps"],
                               d["drafts_forwards_per_token"], d["steps_forwards_per_token"], d["draft_acceptance"],
                               f"{d['same_suggestions']}/{d['holes']}"]]))
+    if report.get("batch"):
+        parts.append("\n### batch: K documents' requests arriving together (scope; shared = one at a time over one "
+                     "KV cache, per-doc = one at a time with a cache per document, batched = SlotPool)\n")
+        rows = []
+        for k, b in report["batch"].items():
+            for arm in BATCH_ARMS:
+                m = b[arm]
+                ratio = {"batched": f"{b['batched_vs_shared']:.2f}× shared, {b['batched_vs_per_doc']:.2f}× per-doc"}
+                rows.append([k, arm, m["tokens"], m["tokens_per_s"], m["latency_p50_ms"], m["latency_max_ms"],
+                             ratio.get(arm, ""), b["same_text"] if arm == "batched" else "",
+                             " ".join(f"{n}:{c}" for n, c in b["batch_sizes"].items()) if arm == "batched" else ""])
+        parts.append(_table(["K", "arm", "tokens", "tokens/s", "latency p50 ms", "latency max ms", "tokens/s ratio",
+                             "same text", "batched forwards (rows:count)"], rows))
     parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
     parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
                          "names-only grammar compile ms"],
@@ -676,11 +799,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         assert service is not None
         if len(backends) > 1:
             report["engines"] = bench_engines(backends, cases[0].text[: cases[0].cursor][-3000:], 3 if args.quick else 8)
+        first_backend = backends[next(iter(backends))]
         for name in list(backends)[1:]:
             del backends[name]
         report["new_prompt"] = bench_new_prompt(service, cases, args)
         report["drafts"] = bench_drafts(service, cases, args)
         sections["decode"] = time.perf_counter() - began
+        sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
+        if sizes and hasattr(first_backend, "weights"):  # a lean engine: its weights can serve a SlotPool
+            mark = time.perf_counter()
+            report["batch"] = bench_batch(first_backend, cases, args, sizes)
+            sections["batch"] = time.perf_counter() - mark
+        del first_backend
         mark = time.perf_counter()
         report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
                                           1 if args.quick else 3)

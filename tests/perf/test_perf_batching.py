@@ -33,7 +33,8 @@ WINDOW_S = 0.05
 """Generous for tests: on a busy 2-core machine the request threads still meet in one batch."""
 
 
-def _weights(vocab, kind: str = "llama", quant: str = "none", seed: int = 0, hidden: int = 64, max_positions: int = 512):
+def _weights(vocab, kind: str = "llama", quant: str = "none", seed: int = 0, hidden: int = 64, max_positions: int = 512,
+             device: str = "cpu"):
     from transformers import AutoConfig, AutoModelForCausalLM
 
     torch.manual_seed(seed)
@@ -46,7 +47,8 @@ def _weights(vocab, kind: str = "llama", quant: str = "none", seed: int = 0, hid
         for name, value in state.items():
             if name.endswith("proj.bias"):
                 value.normal_(0, 0.5)
-    return build_weights(LlamaShape.from_config(config.to_dict()), state, quant=quant, vocab_rows=vocab.size)
+    return build_weights(LlamaShape.from_config(config.to_dict()), state, quant=quant, device=device,
+                         dtype=torch.float32, vocab_rows=vocab.size)
 
 
 def _greedy(backend, ids, steps: int) -> tuple[list[int], list[torch.Tensor]]:
@@ -280,6 +282,35 @@ def test_the_service_decodes_several_documents_at_once(tiny_vocab, pool_factory)
     for t in threads:
         t.join(120)
     assert got == expected
+
+
+@pytest.mark.gpu
+def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
+    """On CUDA a slot is a StaticLlama: alone it replays its CUDA graph, with others it
+    steps eagerly in the batched forward; either way it decodes what GraphLlamaBackend does."""
+    from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend, StaticLlama
+
+    weights = _weights(tiny_vocab, device="cuda")
+    reference = GraphLlamaBackend(weights, tiny_vocab, "reference", "cuda", capacity=512)
+    prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
+    expected = []
+    for ids in prompts:
+        reference.reset()
+        expected.append(_greedy(reference, ids, 24))
+    pool = SlotPool(weights, tiny_vocab, "pool", "cuda", slots=3, window_s=WINDOW_S)
+    try:
+        assert all(isinstance(slot.model, StaticLlama) for slot in pool._slots)
+        alone = _concurrently(pool, [lambda slot: _greedy(slot, prompts[0], 24)])[0]  # batches of one: the graph
+        assert any(s.model.replays > 0 for s in pool._slots)
+        assert alone[0] == expected[0][0]
+        got = _concurrently(pool, [lambda slot, ids=ids: _greedy(slot, ids, 24) for ids in prompts])
+    finally:
+        pool.close()
+    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
+        assert got_tokens == tokens
+        for e, g in zip(logits, got_logits):
+            torch.testing.assert_close(g, e, atol=1e-3, rtol=1e-3)
+    assert max(pool.batch_sizes) >= 2
 
 
 _POOLS: dict = {}

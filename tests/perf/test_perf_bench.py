@@ -76,6 +76,22 @@ def test_keystroke_path_against_file_size(report):
         assert r["reparse_p95_ms"] > 0 and r["gamma_p95_ms"] > 0
 
 
+def test_batch_section_compares_one_at_a_time_with_batched(report):
+    batch = report["batch"]
+    assert list(batch) == ["1", "2"]  # --quick
+    for k, row in batch.items():
+        assert row["requests"] == int(k)
+        for arm in perf.BATCH_ARMS:
+            m = row[arm]
+            assert m["tokens"] > 0 and m["tokens_per_s"] > 0
+            assert 0 < m["latency_p50_ms"] <= m["latency_max_ms"] <= m["wall_s"] * 1000 + 1
+        # greedy decoding: the arms decode the same number of tokens (the same suggestions)
+        assert row["batched"]["tokens"] == row["per-doc"]["tokens"]
+        assert row["batched_vs_shared"] == pytest.approx(row["batched"]["tokens_per_s"] / row["shared"]["tokens_per_s"])
+    assert max(int(rows) for rows in batch["2"]["batch_sizes"]) <= 2
+    assert set(batch["1"]["batch_sizes"]) == {"1"}
+
+
 def test_no_recompilation_while_typing(report):
     t = report["typing"]
     assert t["keystrokes"] == len(t["typed"])
@@ -104,7 +120,7 @@ def test_lsp_round_trips_and_memory(report):
 
 def test_rendered_tables(report):
     text = perf.render(report)
-    for heading in ("### decode", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
+    for heading in ("### decode", "### batch", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
         assert heading in text
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ")]
     assert rows.count("| none") == 1 and rows.count("| scope") == 1
