@@ -8,7 +8,10 @@
 # the weights) with a real tokenizer, and runs `gdg-lsp bench perf` on CUDA:
 # the lean engine (static KV cache, one CUDA graph per step) side by side with
 # transformers' eager loop, the Γ mask applied at every step. Target of issue 7:
-# >= 300 tokens/s at batch 1 with the mask. Prints the table; about 5 minutes.
+# >= 300 tokens/s at batch 1 with the mask. Its batch section compares 1 and 4
+# documents' requests decoded one at a time and batched (decoding/batching.py:
+# a lone slot replays its CUDA graph, batches step eagerly). Prints the table;
+# about 5-6 minutes.
 #
 #   scripts/gpu_check.sh [WHEELS_DIR]
 #
@@ -75,9 +78,9 @@ PYTHONPATH=. timeout 300 "$VENV/bin/python" -m pytest -q -m gpu tests -p no:cach
 say "bench perf: random Qwen2.5-0.5B-shaped model on CUDA"
 TOKENIZER_ARGS=()
 if [ -n "${GDG_TOKENIZER:-}" ]; then TOKENIZER_ARGS=(--tokenizer "$GDG_TOKENIZER"); fi
-PYTHONPATH=. timeout 420 "$VENV/bin/python" -m gdg_lsp bench perf "$CORPUS" \
+PYTHONPATH=. timeout 450 "$VENV/bin/python" -m gdg_lsp bench perf "$CORPUS" \
     --model random --shape qwen2.5-0.5b "${TOKENIZER_ARGS[@]}" --device cuda --engine lean \
     --compare-engines transformers --holes 6 --max-tokens 48 --lsp-requests 20 --no-cold \
-    --gamma-sizes 10,100,1000,10000 --file-lines 100,1000,5000,10000 \
+    --gamma-sizes 10,100,1000,10000 --file-lines 100,1000,5000,10000 --batch-sizes 1,4 \
     --json "$OUT/perf-gpu.json"
 say "done: $OUT/perf-gpu.json"
