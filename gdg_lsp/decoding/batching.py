@@ -57,10 +57,12 @@ from gdg_lsp.decoding.vocab import Vocabulary
 PREFILL_CHUNK = 64
 """Prompt tokens per prefill forward: between two chunks the decoding slots take a step."""
 
-WINDOW_S = 0.004
-"""How long a batch waits for the expected slots after the first step arrives. The
-masked loop spends ~1-3 ms between two steps (mask, pick, accept), so a few ms
-gathers every slot that is decoding without holding a lone one back noticeably."""
+WINDOW_S = 0.008
+"""How long a batch waits for the expected slots once the model is free. Between two
+steps the masked loop spends ~1-8 ms (mask, pick, accept; the scope arm's average
+mask is ~8 ms on the busy 2-core machine), against a 65-185 ms step: a few ms
+gather every slot that is decoding; a slot that is away longer (a grammar compile)
+costs the others one window, after which it is not waited for until it steps again."""
 
 
 class PoolClosed(RuntimeError):
@@ -189,7 +191,6 @@ class SlotPool:
         self._vocab_size = vocab.size
         self._cond = threading.Condition()
         self._steps: dict[int, _Step] = {}
-        self._first_step_at: float | None = None
         self._expected: set[int] = set()
         """Slots that stepped in the last batch or just prefilled: the batch waits for them."""
         self._prefills: deque[_Prefill] = deque()
@@ -267,8 +268,6 @@ class SlotPool:
         with self._cond:
             self._check_open()
             self.stats.steps += 1
-            if not self._steps:
-                self._first_step_at = time.monotonic()
             self._steps[slot.index] = _Step(slot, int(token), allowed, future)
             self._cond.notify_all()
         return self._wait(future)
@@ -312,8 +311,13 @@ class SlotPool:
                 self._run_prefill_chunk(prefill)
 
     def _gather(self) -> None:
-        """Wait (holding the condition) until every expected slot has a step in, or the window passed."""
-        deadline = (self._first_step_at or time.monotonic()) + self.window_s
+        """Wait (holding the condition) until every expected slot has a step in, or the window passed.
+
+        The window starts now, when the model is free, not at the first submission:
+        steps that arrived during the last forward would otherwise run at once
+        without the slots still choosing their token, and the slots would settle
+        into two alternating half-batches, each paying a whole forward."""
+        deadline = time.monotonic() + self.window_s
         while not self._closed:
             waiting = self._expected - self._steps.keys()
             if not waiting:
