@@ -134,7 +134,8 @@ def _linear(layer: Linear, x: torch.Tensor) -> torch.Tensor:
 @dataclass
 class _Slot:
     index: int
-    model: LeanLlama
+    model: Any = None
+    """Its LeanLlama (KV cache), made at its first lease: slots nobody uses cost no memory."""
     ids: list[int] = field(default_factory=list)
     """The sequence the slot's cache holds."""
     key: str | None = None
@@ -184,8 +185,8 @@ class SlotPool:
         """Model forwards run (a batched step counts once): how far a cancelled request can have run."""
         self.batch_sizes: dict[int, int] = {}
         """How many batched steps ran with each number of rows (read by tests and the bench)."""
-        make = make_model or _default_model(device)
-        self._slots = [_Slot(i, make(weights)) for i in range(slots)]
+        self._make_model = make_model or _default_model(device)
+        self._slots = [_Slot(i) for i in range(slots)]
         for slot in self._slots:
             slot.backend = SlotBackend(self, slot)
         self._vocab_size = vocab.size
@@ -224,6 +225,8 @@ class SlotPool:
             slot = mine[0] if mine else min(free, key=lambda s: s.last_used)
             slot.leased, slot.key = True, key
         try:
+            if slot.model is None:
+                slot.model = self._make_model(self.weights)
             assert slot.backend is not None
             yield slot.backend
         finally:
@@ -236,7 +239,7 @@ class SlotPool:
     def reset(self) -> None:
         with self._cond:
             for slot in self._slots:
-                if not slot.leased:
+                if not slot.leased and slot.model is not None:
                     slot.ids = []
                     slot.model.cache.length = 0
 
