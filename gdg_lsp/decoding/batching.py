@@ -151,7 +151,6 @@ class _Prefill:
     ids: list[int]
     """Tokens still to run (after the reused prefix)."""
     future: Future
-    logits: torch.Tensor | None = None
 
 
 @dataclass

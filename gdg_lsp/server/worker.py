@@ -18,7 +18,6 @@ decode ran past its cancellation (``gdg/status`` shows them).
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections import deque
