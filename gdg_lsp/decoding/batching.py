@@ -32,7 +32,8 @@ are quantized per call, over the whole batch, so int8 linears run row by row to
 keep each request's suggestion independent of what the others decode.
 
 On CUDA the slots are ``StaticLlama``: a batch of one replays the slot's CUDA
-graph; larger batches run the batched step eagerly (no graph per batch size yet).
+graph, a larger batch replays the graph of its set of slots
+(``cuda_graphs.BatchedGraphs``, captured the first time that set steps together).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 import torch
 
 from gdg_lsp.decoding.backends import BackendStats, common_prefix
+from gdg_lsp.decoding.cuda_graphs import BatchedGraphs, StaticLlama
 from gdg_lsp.decoding.fast_llama import LeanLlama, LlamaWeights, apply_rope, rms_norm
 from gdg_lsp.decoding.linear import Int8Linear, Linear
 from gdg_lsp.decoding.vocab import Vocabulary
@@ -185,6 +187,8 @@ class SlotPool:
         self.batch_sizes: dict[int, int] = {}
         """How many batched steps ran with each number of rows (read by tests and the bench)."""
         self._make_model = make_model or _default_model(device)
+        self._graphs = BatchedGraphs()
+        """The batched steps of StaticLlama slots (CUDA graphs on a GPU)."""
         self._slots = [_Slot(i) for i in range(slots)]
         for slot in self._slots:
             slot.backend = SlotBackend(self, slot)
@@ -336,12 +340,14 @@ class SlotPool:
         began = time.perf_counter()
         try:
             with torch.inference_mode():
+                models = [s.slot.model for s in batch]
                 if len(batch) == 1:  # exactly the single-sequence step (a CUDA graph on a GPU)
                     one = batch[0]
                     results = [one.slot.model.forward([one.token], one.allowed)]
+                elif isinstance(models[0], StaticLlama):  # static shapes: a CUDA graph per set of slots
+                    results = self._static_batch(models, batch)
                 else:
-                    results = batched_step([s.slot.model for s in batch], [s.token for s in batch],
-                                           [s.allowed for s in batch])
+                    results = batched_step(models, [s.token for s in batch], [s.allowed for s in batch])
         except BaseException as err:  # e.g. a sequence past the model's length: fail these steps, keep serving
             for step in batch:
                 step.future.set_exception(err)
@@ -356,6 +362,20 @@ class SlotPool:
                 step.slot.ids.append(step.token)
         for step, logits in zip(batch, results):
             step.future.set_result(logits)
+
+    def _static_batch(self, models: list, batch: list[_Step]) -> list[torch.Tensor]:
+        positions = [m.cache.length for m in models]
+        rows = self._graphs.step(models, [s.token for s in batch], positions)
+        for model, position in zip(models, positions):
+            model.cache.length = position + 1
+        out = []
+        for row, step in zip(rows, batch):
+            if step.allowed is not None:  # the graph computed every row of the output layer: keep the allowed ones
+                masked = torch.full_like(row, -math.inf)
+                masked[step.allowed] = row[step.allowed]
+                row = masked
+            out.append(row)
+        return out
 
     def _admissible(self, step: _Step) -> bool:
         """Fail a step that would fail the whole batch (a sequence past the model's
@@ -417,9 +437,7 @@ class SlotPool:
 
 def _default_model(device: str) -> Callable[[LlamaWeights], LeanLlama]:
     if str(device).startswith("cuda"):
-        from gdg_lsp.decoding.cuda_graphs import StaticLlama
-
-        return StaticLlama  # a batch of one replays the slot's CUDA graph
+        return StaticLlama  # a batch of one replays the slot's CUDA graph, a batch a graph of its set of slots
     return LeanLlama
 
 

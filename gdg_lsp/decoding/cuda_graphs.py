@@ -17,6 +17,9 @@ every step. ``StaticLlama`` arranges that on top of ``fast_llama``:
   built on the device, so its shapes do not change as the sequence grows;
 - the logits land in one output buffer.
 
+``BatchedGraphs`` does the same for the steps of several sequences at once
+(``decoding/batching.py``): one graph per set of slots that step together.
+
 Prefills (several tokens, variable length) stay eager, in ``LeanLlama.forward``,
 and write into the same cache. On a CPU, or with ``use_graph=False``, the static
 step runs eagerly: the same arithmetic, which is what the CPU tests check
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -148,3 +152,94 @@ class GraphLlamaBackend(FastLlamaBackend):
         # GPU that is hundreds of kernel launches against one graph replay per step,
         # so drafting is left to the CPU until it is measured on a GPU.
         return not self.model.use_graph and super().extends_exactly
+
+# -- several sequences per step (decoding/batching.py) ----------------------------------------
+
+
+def static_batched_step(models: Sequence[StaticLlama], tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """One token for each of B sequences in one forward, with static shapes: ``tokens``
+    and ``positions`` are [B] device buffers, the result is [B, vocab] logits.
+
+    The linears run on the stacked rows; each row attends over its own cache's whole
+    capacity under the mask ``key position <= its position`` (as ``_static_step``)."""
+    first = models[0]
+    s, w = first.shape, first.w
+    B = len(models)
+    H, KV, D, G = s.heads, s.kv_heads, s.head_dim, s.group
+    h = w.embed_rows(tokens).to(w.dtype)  # [B, hidden]
+    cos = first._cos.index_select(0, positions)[:, None, :]  # [B, 1, D]: each row at its own position
+    sin = first._sin.index_select(0, positions)[:, None, :]
+    where = [positions[b : b + 1] for b in range(B)]
+    visible = [(torch.arange(m.cache.capacity, device=positions.device) <= where[b]).view(1, m.cache.capacity)
+               for b, m in enumerate(models)]
+    for index, layer in enumerate(w.layers):
+        x = rms_norm(h, layer.ln1, s.rms_eps)
+        qkv = layer.qkv(x)
+        q = apply_rope(qkv[:, : H * D].view(B, H, D), cos, sin)
+        k = apply_rope(qkv[:, H * D : (H + KV) * D].view(B, KV, D), cos, sin)
+        v = qkv[:, (H + KV) * D :].view(B, KV, D)
+        rows = []
+        for b, model in enumerate(models):
+            keys, values = model.cache.k[index], model.cache.v[index]
+            keys.index_copy_(1, where[b], k[b : b + 1].transpose(0, 1).to(keys.dtype))
+            values.index_copy_(1, where[b], v[b : b + 1].transpose(0, 1).to(values.dtype))
+            attn = torch.nn.functional.scaled_dot_product_attention(
+                q[b].reshape(KV, G, D), keys, values, attn_mask=visible[b], scale=first._scale)
+            rows.append(attn.reshape(H * D))
+        h = h + layer.o(torch.stack(rows))
+        x = rms_norm(h, layer.ln2, s.rms_eps)
+        gate, up = layer.gate_up(x).chunk(2, dim=-1)
+        h = h + layer.down(torch.nn.functional.silu(gate) * up)
+    return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
+
+
+class BatchedGraphs:
+    """``static_batched_step`` captured as CUDA graphs, one per set of slots stepping
+    together (a graph bakes in the addresses of its sequences' caches; with N slots
+    there are at most 2^N - N - 1 sets of two or more, captured when first met).
+    Without a graph (a CPU, ``use_graph=False``) the same step runs eagerly."""
+
+    def __init__(self) -> None:
+        self._graphs: dict[tuple[int, ...], tuple[tuple[int, ...], torch.Tensor, torch.Tensor, Any, torch.Tensor]] = {}
+        self.captures = 0
+        self.replays = 0
+
+    def step(self, models: Sequence[StaticLlama], tokens: Sequence[int], positions: Sequence[int]) -> list[torch.Tensor]:
+        """Logits for each row (one token appended to each model's sequence at ``positions``)."""
+        device = models[0].w.device
+        token_ids = torch.tensor(list(tokens), dtype=torch.long)
+        at = torch.tensor(list(positions), dtype=torch.long)
+        if not models[0].use_graph:
+            logits = static_batched_step(models, token_ids.to(device), at.to(device))
+            return list(logits.unbind(0))
+        key = tuple(id(m) for m in models)
+        capacities = tuple(m.cache.capacity for m in models)
+        entry = self._graphs.get(key)
+        if entry is None or entry[0] != capacities:  # new set, or a cache grew (reallocated): capture again
+            entry = self._capture(models, capacities, token_ids, at)
+            self._graphs[key] = entry
+        _, token_buf, pos_buf, graph, out = entry
+        token_buf.copy_(token_ids)
+        pos_buf.copy_(at)
+        graph.replay()
+        self.replays += 1
+        # copies: the next replay of this graph overwrites its output buffer
+        return [row.clone() for row in out.unbind(0)]
+
+    def _capture(self, models: Sequence[StaticLlama], capacities: tuple[int, ...], token_ids: torch.Tensor,
+                 at: torch.Tensor) -> tuple:
+        device = models[0].w.device
+        # the real inputs: the warm-up runs write the cache rows at these positions, the replay overwrites them
+        token_buf = token_ids.to(device)
+        pos_buf = at.to(device)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(WARMUP_STEPS):
+                static_batched_step(models, token_buf, pos_buf)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = static_batched_step(models, token_buf, pos_buf)
+        self.captures += 1
+        return capacities, token_buf, pos_buf, graph, out

@@ -284,10 +284,37 @@ def test_the_service_decodes_several_documents_at_once(tiny_vocab, pool_factory)
     assert got == expected
 
 
+def test_static_slots_step_together_as_the_graphs_would(tiny_vocab):
+    """The static batched step (what a CUDA graph per set of slots replays), run eagerly on
+    the CPU: the tokens and logits of one-by-one decoding, also once the caches outgrow
+    their capacity (the static step attends over the whole capacity under a mask)."""
+    from gdg_lsp.decoding.cuda_graphs import StaticLlama
+
+    weights = _weights(tiny_vocab)
+    reference = FastLlamaBackend(weights, tiny_vocab, "reference")
+    prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
+    expected = []
+    for ids in prompts:
+        reference.reset()
+        expected.append(_greedy(reference, ids, 30))
+    pool = SlotPool(weights, tiny_vocab, "static", slots=3, window_s=WINDOW_S,
+                    make_model=lambda w: StaticLlama(w, capacity=32, use_graph=False))
+    try:
+        got = _concurrently(pool, [lambda slot, ids=ids: _greedy(slot, ids, 30) for ids in prompts])
+        assert all(isinstance(s.model, StaticLlama) and s.model.cache.capacity > 32 for s in pool._slots)
+    finally:
+        pool.close()
+    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
+        assert got_tokens == tokens
+        for e, g in zip(logits, got_logits):
+            torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
+    assert max(pool.batch_sizes) >= 2 and pool._graphs.captures == 0  # eager: no graph on a CPU
+
+
 @pytest.mark.gpu
 def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
-    """On CUDA a slot is a StaticLlama: alone it replays its CUDA graph, with others it
-    steps eagerly in the batched forward; either way it decodes what GraphLlamaBackend does."""
+    """On CUDA a slot is a StaticLlama: alone it replays its CUDA graph, with others the
+    graph of its set of slots; either way it decodes what GraphLlamaBackend does."""
     from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend, StaticLlama
 
     weights = _weights(tiny_vocab, device="cuda")
@@ -311,6 +338,7 @@ def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
         for e, g in zip(logits, got_logits):
             torch.testing.assert_close(g, e, atol=1e-3, rtol=1e-3)
     assert max(pool.batch_sizes) >= 2
+    assert pool._graphs.captures >= 1 and pool._graphs.replays >= 1
 
 
 _POOLS: dict = {}
