@@ -67,6 +67,10 @@ gather every slot that is decoding; a slot that is away longer (a grammar compil
 costs the others one window, after which it is not waited for until it steps again."""
 
 
+SLOT_CAPACITY = 1024
+"""Default positions of a slot's KV cache on a CPU (47 MB for the default model)."""
+
+
 class PoolClosed(RuntimeError):
     """The pool was shut down while a request waited on it."""
 
@@ -173,7 +177,11 @@ class SlotPool:
     partial_logits = True
 
     def __init__(self, weights: LlamaWeights, vocab: Vocabulary, name: str, device: str = "cpu", slots: int = 4,
-                 window_s: float = WINDOW_S, make_model: Callable[[LlamaWeights], LeanLlama] | None = None) -> None:
+                 window_s: float = WINDOW_S, make_model: Callable[[LlamaWeights], LeanLlama] | None = None,
+                 capacity: int = SLOT_CAPACITY) -> None:
+        """``capacity``: positions a slot's KV cache holds before it grows (by doubling) on a
+        CPU; the server sizes it to a prompt window plus a suggestion. ``make_model``:
+        how a slot's model is made (default: ``LeanLlama``, ``StaticLlama`` on CUDA)."""
         if slots < 1:
             raise ValueError("a pool needs at least one slot")
         self.weights = weights
@@ -186,7 +194,7 @@ class SlotPool:
         """Model forwards run (a batched step counts once): how far a cancelled request can have run."""
         self.batch_sizes: dict[int, int] = {}
         """How many batched steps ran with each number of rows (read by tests and the bench)."""
-        self._make_model = make_model or _default_model(device)
+        self._make_model = make_model or _default_model(device, capacity)
         self._graphs = BatchedGraphs()
         """The batched steps of StaticLlama slots (CUDA graphs on a GPU)."""
         self._slots = [_Slot(i) for i in range(slots)]
@@ -435,20 +443,20 @@ class SlotPool:
         self._prefills.clear()
 
 
-def _default_model(device: str) -> Callable[[LlamaWeights], LeanLlama]:
+def _default_model(device: str, capacity: int) -> Callable[[LlamaWeights], LeanLlama]:
     if str(device).startswith("cuda"):
         return StaticLlama  # a batch of one replays the slot's CUDA graph, a batch a graph of its set of slots
-    return LeanLlama
+    return lambda weights: LeanLlama(weights, capacity)
 
 
-def pooled(backend: Any, slots: int, window_s: float = WINDOW_S) -> Any:
+def pooled(backend: Any, slots: int, capacity: int = SLOT_CAPACITY, window_s: float = WINDOW_S) -> Any:
     """``backend`` as a SlotPool of ``slots`` sequences over the same weights when it is a
     lean backend and ``slots`` > 1; otherwise ``backend`` itself (one request at a time)."""
     from gdg_lsp.decoding.fast_llama import FastLlamaBackend
 
     if slots <= 1 or not isinstance(backend, FastLlamaBackend):
         return backend
-    return SlotPool(backend.weights, backend.vocab, backend.name, backend.device, slots, window_s)
+    return SlotPool(backend.weights, backend.vocab, backend.name, backend.device, slots, window_s, capacity=capacity)
 
 
 class SlotBackend:

@@ -256,7 +256,10 @@ class DecodeWorker:
 
         self._close_service()
         # lean engines batch the steps of up to batchSize documents; the others decode one at a time
-        self.service = CompletionService(pooled(backend, settings.batch_size), workspace)
+        # a slot's cache sized to a prompt window and a suggestion (a few tokens more for the
+        # healed ones): it then never doubles (4 slots x 94 MB instead of 4 x 52 for the default model)
+        capacity = settings.context_tokens + settings.max_tokens + 64
+        self.service = CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
         self._pool.set_limit(self.service.concurrency)
         self._loaded_for = key
         self._set_state(WorkerState("ready", f"{name} ready on {device}", name, device,
