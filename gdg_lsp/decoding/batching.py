@@ -75,56 +75,76 @@ class PoolClosed(RuntimeError):
     """The pool was shut down while a request waited on it."""
 
 
-def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int],
-                 allowed: Sequence[torch.Tensor | None]) -> list[torch.Tensor]:
-    """Append one token to each model's sequence in one forward; the logits of each row.
+def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[int]],
+                 allowed: Sequence[torch.Tensor | None], every_position: Sequence[bool] | None = None) -> list[torch.Tensor]:
+    """Append tokens to each model's sequence in one forward; the logits of each.
 
+    ``tokens[b]``: one token (a step) or several (a draft checked at once, as
+    ``FastLlamaBackend.extend``). The result for ``b`` is its last row's logits
+    ([vocab]; only the ``allowed[b]`` ids computed if given), or with
+    ``every_position[b]`` the logits after each of its tokens ([n, vocab]).
     Every model shares one ``LlamaWeights``; each has its own cache."""
     first = models[0]
     s, w = first.shape, first.w
     B = len(models)
     H, KV, D, G = s.heads, s.kv_heads, s.head_dim, s.group
-    positions = [m.cache.length for m in models]
-    for model, position in zip(models, positions):
-        model.cache.ensure(position + 1)
+    every = list(every_position) if every_position is not None else [False] * B
+    runs = [[int(t)] if isinstance(t, int) else [int(x) for x in t] for t in tokens]
+    counts = [len(r) for r in runs]
+    starts = [m.cache.length for m in models]
+    offsets = [sum(counts[:b]) for b in range(B)]
+    for model, start, n in zip(models, starts, counts):
+        model.cache.ensure(start + n)
     device = w.device
-    h = w.embed_rows(torch.tensor(list(tokens), dtype=torch.long, device=device)).to(w.dtype)  # [B, hidden]
-    at = torch.tensor(positions, dtype=torch.long, device=device)
-    cos = first._cos.index_select(0, at)[:, None, :]  # [B, 1, D]: each row at its own position
+    flat = [t for run in runs for t in run]
+    h = w.embed_rows(torch.tensor(flat, dtype=torch.long, device=device)).to(w.dtype)  # [rows, hidden]
+    at = torch.tensor([start + i for start, n in zip(starts, counts) for i in range(n)], dtype=torch.long, device=device)
+    cos = first._cos.index_select(0, at)[:, None, :]  # [rows, 1, D]: each row at its own position
     sin = first._sin.index_select(0, at)[:, None, :]
+    masks = []
+    for start, n in zip(starts, counts):  # causal over a run's new tokens, as LeanLlama.forward
+        rows = torch.arange(n, device=device)[:, None] + start
+        masks.append(None if n == 1 else (torch.arange(start + n, device=device)[None, :] <= rows).repeat(G, 1))
     for index, layer in enumerate(w.layers):
         x = rms_norm(h, layer.ln1, s.rms_eps)
         qkv = _linear(layer.qkv, x)
-        q = apply_rope(qkv[:, : H * D].view(B, H, D), cos, sin)
-        k = apply_rope(qkv[:, H * D : (H + KV) * D].view(B, KV, D), cos, sin)
-        v = qkv[:, (H + KV) * D :].view(B, KV, D)
-        rows = []
-        for b, (model, position) in enumerate(zip(models, positions)):
+        q = apply_rope(qkv[:, : H * D].view(-1, H, D), cos, sin)
+        k = apply_rope(qkv[:, H * D : (H + KV) * D].view(-1, KV, D), cos, sin)
+        v = qkv[:, (H + KV) * D :].view(-1, KV, D)
+        outs = []
+        for model, start, n, o, mask in zip(models, starts, counts, offsets, masks):
             # attention is per sequence (each against its own cache); the linears are the cost
             keys, values = model.cache.k[index], model.cache.v[index]
-            keys[:, position].copy_(k[b])
-            values[:, position].copy_(v[b])
+            keys[:, start : start + n].copy_(k[o : o + n].transpose(0, 1))
+            values[:, start : start + n].copy_(v[o : o + n].transpose(0, 1))
+            qg = q[o : o + n].transpose(0, 1).reshape(KV, G * n, D)
             attn = torch.nn.functional.scaled_dot_product_attention(
-                q[b].reshape(KV, G, D), keys[:, : position + 1], values[:, : position + 1], scale=first._scale)
-            rows.append(attn.reshape(H * D))
-        h = h + _linear(layer.o, torch.stack(rows))
+                qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=first._scale)
+            outs.append(attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D))
+        h = h + _linear(layer.o, torch.cat(outs))
         x = rms_norm(h, layer.ln2, s.rms_eps)
         gate, up = _linear(layer.gate_up, x).chunk(2, dim=-1)
         h = h + _linear(layer.down, torch.nn.functional.silu(gate) * up)
-    for model, position in zip(models, positions):
-        model.cache.length = position + 1
-    last = rms_norm(h, w.norm, s.rms_eps)
+    for model, start, n in zip(models, starts, counts):
+        model.cache.length = start + n
+    normed = rms_norm(h, w.norm, s.rms_eps)
+    # the whole output layer, in one product, for the rows that need it
+    wanted = [b for b in range(B) if every[b] or allowed[b] is None]
+    picked = [i for b in wanted for i in (range(offsets[b], offsets[b] + counts[b]) if every[b] else [offsets[b] + counts[b] - 1])]
+    full = _linear(w.head, normed[picked]).float() if picked else None
     out: list[torch.Tensor | None] = [None] * B
-    full = [b for b in range(B) if allowed[b] is None]
-    if full:  # the whole output layer for the rows that need it, in one product
-        logits = _linear(w.head, last[full]).float()
-        for row, b in enumerate(full):
-            out[b] = logits[row]
+    at_row = 0
+    for b in wanted:
+        n = counts[b] if every[b] else 1
+        assert full is not None
+        out[b] = full[at_row : at_row + n] if every[b] else full[at_row]
+        at_row += n
     for b in range(B):
         ids = allowed[b]
-        if ids is not None:  # only the rows of the output layer this request's grammar allows
+        if out[b] is None and ids is not None:  # only the rows of the output layer this request's grammar allows
+            last = offsets[b] + counts[b] - 1
             partial = torch.full((w.head.out_features,), -math.inf, device=device)
-            partial[ids] = w.head.rows(last[b : b + 1], ids)[0].float()
+            partial[ids] = w.head.rows(normed[last : last + 1], ids)[0].float()
             out[b] = partial
     return out  # type: ignore[return-value]
 
@@ -162,9 +182,12 @@ class _Prefill:
 @dataclass
 class _Step:
     slot: _Slot
-    token: int
+    tokens: list[int]
+    """One token (a step) or several (``extend``: a draft checked in one forward)."""
     allowed: torch.Tensor | None
     future: Future
+    every_position: bool = False
+    """The logits after each token ([n, vocab]) rather than after the last."""
 
 
 class SlotPool:
@@ -282,13 +305,22 @@ class SlotPool:
         with self._cond:
             self._check_open()
             self.stats.steps += 1
-            self._steps[slot.index] = _Step(slot, int(token), allowed, future)
+            self._steps[slot.index] = _Step(slot, [int(token)], allowed, future)
+            self._cond.notify_all()
+        return self._wait(future)
+
+    def _extend(self, slot: _Slot, ids: Sequence[int]) -> torch.Tensor:
+        future: Future = Future()
+        with self._cond:
+            self._check_open()
+            self.stats.steps += 1
+            self._steps[slot.index] = _Step(slot, [int(t) for t in ids], None, future, every_position=True)
             self._cond.notify_all()
         return self._wait(future)
 
     def _wait(self, future: Future) -> torch.Tensor:
         logits = future.result()
-        logits = logits[: self._vocab_size]
+        logits = logits[..., : self._vocab_size]
         return logits if logits.device.type == "cpu" else logits.cpu()
 
     def _check_open(self) -> None:
@@ -349,13 +381,18 @@ class SlotPool:
         try:
             with torch.inference_mode():
                 models = [s.slot.model for s in batch]
-                if len(batch) == 1:  # exactly the single-sequence step (a CUDA graph on a GPU)
+                single_tokens = all(len(s.tokens) == 1 for s in batch)
+                if len(batch) == 1:  # exactly what FastLlamaBackend runs (a CUDA graph on a GPU)
                     one = batch[0]
-                    results = [one.slot.model.forward([one.token], one.allowed)]
-                elif isinstance(models[0], StaticLlama):  # static shapes: a CUDA graph per set of slots
+                    if one.every_position:  # a draft: the eager forward, as FastLlamaBackend.extend
+                        results = [LeanLlama.forward(one.slot.model, one.tokens, every_position=True)]
+                    else:
+                        results = [one.slot.model.forward(one.tokens, one.allowed)]
+                elif single_tokens and isinstance(models[0], StaticLlama):  # a CUDA graph per set of slots
                     results = self._static_batch(models, batch)
                 else:
-                    results = batched_step(models, [s.token for s in batch], [s.allowed for s in batch])
+                    results = batched_step(models, [s.tokens for s in batch], [s.allowed for s in batch],
+                                           [s.every_position for s in batch])
         except BaseException as err:  # e.g. a sequence past the model's length: fail these steps, keep serving
             for step in batch:
                 step.future.set_exception(err)
@@ -367,13 +404,13 @@ class SlotPool:
             self.stats.model_seconds += seconds
             self.batch_sizes[len(batch)] = self.batch_sizes.get(len(batch), 0) + 1
             for step in batch:
-                step.slot.ids.append(step.token)
+                step.slot.ids.extend(step.tokens)
         for step, logits in zip(batch, results):
             step.future.set_result(logits)
 
     def _static_batch(self, models: list, batch: list[_Step]) -> list[torch.Tensor]:
         positions = [m.cache.length for m in models]
-        rows = self._graphs.step(models, [s.token for s in batch], positions)
+        rows = self._graphs.step(models, [s.tokens[0] for s in batch], positions)
         for model, position in zip(models, positions):
             model.cache.length = position + 1
         out = []
@@ -389,13 +426,14 @@ class SlotPool:
         """Fail a step that would fail the whole batch (a sequence past the model's
         length, ids outside the output layer) on its own, before the forward."""
         try:
-            step.slot.model.cache.ensure(step.slot.model.cache.length + 1)
+            step.slot.model.cache.ensure(step.slot.model.cache.length + len(step.tokens))
             ids = step.allowed
             rows = self.weights.head.out_features
             if ids is not None and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= rows):
                 raise IndexError(f"allowed token ids outside the output layer's {rows} rows")
-            if not 0 <= step.token < self.weights.shape.vocab_size:
-                raise IndexError(f"token id {step.token} outside the vocabulary")
+            for token in step.tokens:
+                if not 0 <= token < self.weights.shape.vocab_size:
+                    raise IndexError(f"token id {token} outside the vocabulary")
         except Exception as err:
             step.future.set_exception(err)
             return False
@@ -500,3 +538,25 @@ class SlotBackend:
         logits = self._pool._step(self._slot, token_id, allowed)
         self.stats.model_seconds += time.perf_counter() - began
         return logits
+
+    @property
+    def extends_exactly(self) -> bool:
+        """As ``FastLlamaBackend.extends_exactly`` (the decoder then checks drafts with
+        ``extend``): fp32 weights, and no CUDA graph (a draft's forward is eager)."""
+        return self._pool.weights.quant == "none" and not getattr(self._slot.model, "use_graph", False)
+
+    def extend(self, ids: Sequence[int]) -> torch.Tensor:
+        """Append ``ids``; row i holds the logits after ``ids[: i + 1]``. Batched with
+        the other slots' steps: a draft's rows ride along in their forward."""
+        began = time.perf_counter()
+        self.stats.steps += 1
+        logits = self._pool._extend(self._slot, ids)
+        self.stats.model_seconds += time.perf_counter() - began
+        return logits
+
+    def truncate(self, length: int) -> None:
+        """Forget every token after the first ``length`` (the refused part of a draft)."""
+        slot = self._slot
+        if length < len(slot.ids):  # the slot is this request's: nothing else touches it now
+            slot.ids = slot.ids[:length]
+            slot.model.cache.length = length
