@@ -115,6 +115,53 @@ def test_batched_step_matches_one_sequence_at_a_time(tiny_vocab, kind, quant):
     assert [m.cache.length for m in batched] == [m.cache.length for m in single]
 
 
+def test_a_ragged_batch_checks_a_draft_beside_the_other_steps(tiny_vocab):
+    """One slot brings a draft (several tokens, every position's logits, as
+    FastLlamaBackend.extend) while the others bring one token: one forward for all."""
+    weights = _weights(tiny_vocab)
+    prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
+    single = [LeanLlama(weights) for _ in prompts]
+    batched = [LeanLlama(weights) for _ in prompts]
+    for a, b, ids in zip(single, batched, prompts):
+        a.forward(ids)
+        b.forward(ids)
+    draft = tiny_vocab.encode("x + len(xy)").ids
+    allowed = torch.tensor([2, 8, 30])
+    expected = [single[0].forward([4], allowed), single[1].forward(draft, every_position=True),
+                single[2].forward([9])]
+    got = batched_step(batched, [4, draft, [9]], [allowed, None, None], [False, True, False])
+    assert got[1].shape == (len(draft), tiny_vocab.size)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
+    assert [m.cache.length for m in batched] == [m.cache.length for m in single]
+
+
+def test_drafts_through_slots_decode_what_fast_llama_does(tiny_vocab, pool_factory):
+    """The decoder's drafts (extend/truncate) on slots decoding concurrently: the same
+    tokens as the single backend, which drafts too, and drafts really were checked."""
+    weights = _weights(tiny_vocab, seed=1)
+    reference = FastLlamaBackend(weights, tiny_vocab, "reference")
+    # repetitive prompts: drafts looked up in the context find something to propose
+    prompts = [tiny_vocab.encode(p * 4).ids for p in ("x = len(xy) + abc\n", "print(ab, abc)\n", "for x in ab:\n    ")]
+    expected = []
+    for ids in prompts:
+        reference.reset()
+        decoder = Decoder(reference)
+        assert decoder.draft_tokens > 0
+        expected.append(decoder.decode(DecodeSpec(ids, max_tokens=40, stop_at_newline=False)).token_ids)
+    pool = pool_factory(weights, tiny_vocab)
+    decoders: list = []
+
+    def run(slot, ids):
+        decoder = Decoder(slot)
+        decoders.append(decoder)
+        return decoder.decode(DecodeSpec(ids, max_tokens=40, stop_at_newline=False)).token_ids
+
+    got = _concurrently(pool, [lambda slot, ids=ids: run(slot, ids) for ids in prompts])
+    assert got == expected
+    assert all(d.draft_tokens > 0 for d in decoders) and sum(d.drafted for d in decoders) > 0
+
+
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
 def test_concurrent_requests_decode_what_sequential_ones_do(tiny_vocab, pool_factory, kind):
     weights = _weights(tiny_vocab, kind)
