@@ -15,6 +15,8 @@ All model work runs on one scheduler thread, which
   whichever comes first, then runs ONE forward for all of them (the linears on
   the stacked rows, RoPE at each row's own position, attention per row against
   its own cache, the output layer per row over its ``allowed`` ids if given).
+  A slot checking a draft (``engine.Decoder`` via ``extend``) brings several
+  tokens and gets every position's logits: the batch is ragged.
   A slot that missed a batch (compiling a grammar, between regions) is not
   waited for again until it submits: it costs the others one window at most;
 - runs prefills in chunks of ``PREFILL_CHUNK`` tokens, one chunk between two
