@@ -42,6 +42,9 @@ from typing import Any
 from gdg_lsp.bench.quality import DEFAULT_CORPUS, percentile
 
 ARMS = ("none", "syntax", "scope")
+SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp")
+MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp")
+"""Sections that need a loaded model (the keystroke section only parses and analyses)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
 
@@ -71,7 +74,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="small sizes for CI: 2 holes, 12 tokens, Γ up to 1000, files up to 5000 lines, batches of 1 and 2")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON")
+    parser.add_argument("--only", default="", metavar="SECTIONS",
+                        help=f"comma-separated sections to run ({','.join(SECTIONS)}; default: all). "
+                             "`--only keystroke` loads no model")
     args = parser.parse_args(argv)
+    args.sections = [s.strip() for s in args.only.split(",") if s.strip()] or list(SECTIONS)
+    unknown = sorted(set(args.sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    if args.no_lsp and "lsp" in args.sections:
+        args.sections.remove("lsp")
     if args.quick:
         args.holes = min(args.holes, 2)
         args.max_tokens = min(args.max_tokens, 12)
@@ -704,9 +716,12 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 
 def render(report: dict[str, Any]) -> str:
-    parts = [f"## bench perf: model {report['model']} ({report['engine']}) on {report['device']}, "
-             f"load {report['load_s']:.1f} s, load average {report['load_average']}"]
-    for engine, decode in report["decode"].items():
+    if "model" in report:
+        parts = [f"## bench perf: model {report['model']} ({report['engine']}) on {report['device']}, "
+                 f"load {report['load_s']:.1f} s, load average {report['load_average']}"]
+    else:
+        parts = [f"## bench perf (no model loaded), load average {report['load_average']}"]
+    for engine, decode in report.get("decode", {}).items():
         parts.append(f"\n### decode ({engine}; {report['holes']} holes, ≤{report['max_tokens']} tokens)\n")
         parts.append(_table(
             ["arm", "tokens", "tokens/s", "model step ms", "mask/step ms", "mask % of step", "first p50 ms",
@@ -746,20 +761,25 @@ def render(report: dict[str, Any]) -> str:
                              " ".join(f"{n}:{c}" for n, c in b["batch_sizes"].items()) if arm == "batched" else ""])
         parts.append(_table(["K", "arm", "tokens", "tokens/s", "latency p50 ms", "latency max ms", "tokens/s ratio",
                              "same text", "batched forwards (rows:count)"], rows))
-    parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
-    parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
-                         "names-only grammar compile ms"],
-                        [[g["names"], g["gamma_size"], g["rung"], g["instantiate_ms"], g["compile_ms"], g["uncached_ms"],
-                          g["cache_hit_ms"], g.get("names_only_compile_ms", "-")] for g in report["grammar"]]))
-    parts.append("\n### keystroke: didChange → re-parse → hole and Γ ready\n")
-    parts.append(_table(["lines", "keys", "|Γ|", "re-parse p95 ms", "Γ p95 ms", "total p50 ms", "total p95 ms"],
-                        [[k["lines"], k["keystrokes"], k["gamma_size"], k["reparse_p95_ms"], k["gamma_p95_ms"],
-                          k["total_p50_ms"], k["total_p95_ms"]] for k in report["keystroke"]]))
-    t = report["typing"]
-    parts.append(f"\n### typing {t['typed']!r} key by key, a suggestion after each\n")
-    parts.append(_table(["keys", "compiles", "cache hits", "distinct grammars", "compiles after 1st key", "recompilations", "p50 ms"],
-                        [[t["keystrokes"], t["compiles"], t["cache_hits"], t["distinct_grammars"],
-                          t["compiles_after_first_key"], t["recompilations"], t["latency_p50_ms"]]]))
+    if "grammar" in report:
+        parts.append("\n### grammar: τ_Γ + XGrammar compile against |Γ|\n")
+        parts.append(_table(["names", "|Γ|", "rung", "instantiate ms", "compile ms", "uncached ms", "cache hit ms",
+                             "names-only grammar compile ms"],
+                            [[g["names"], g["gamma_size"], g["rung"], g["instantiate_ms"], g["compile_ms"],
+                              g["uncached_ms"], g["cache_hit_ms"], g.get("names_only_compile_ms", "-")]
+                             for g in report["grammar"]]))
+    if "keystroke" in report:
+        parts.append("\n### keystroke: didChange → re-parse → hole and Γ ready\n")
+        parts.append(_table(["lines", "keys", "|Γ|", "re-parse p95 ms", "Γ p95 ms", "total p50 ms", "total p95 ms"],
+                            [[k["lines"], k["keystrokes"], k["gamma_size"], k["reparse_p95_ms"], k["gamma_p95_ms"],
+                              k["total_p50_ms"], k["total_p95_ms"]] for k in report["keystroke"]]))
+    if "typing" in report:
+        t = report["typing"]
+        parts.append(f"\n### typing {t['typed']!r} key by key, a suggestion after each\n")
+        parts.append(_table(["keys", "compiles", "cache hits", "distinct grammars", "compiles after 1st key",
+                             "recompilations", "p50 ms"],
+                            [[t["keystrokes"], t["compiles"], t["cache_hits"], t["distinct_grammars"],
+                              t["compiles_after_first_key"], t["recompilations"], t["latency_p50_ms"]]]))
     if report.get("lsp"):
         lsp = report["lsp"]
         parts.append("\n### LSP over stdio (a server subprocess)\n")
@@ -783,51 +803,60 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     began = time.perf_counter()
     sections: dict[str, float] = {}
     report: dict[str, Any] = {"load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()), "engine": args.engine}
+    wanted = set(args.sections)
     with tempfile.TemporaryDirectory(prefix="gdg-bench-perf-") as tmp:
         scratch = Path(tmp)
-        model = model_setting(args, scratch)
-        cases = cut_holes(args.corpus, args.holes, args.seed)
-        report["decode"] = {}
         service = None
-        backends: dict[str, Any] = {}
-        for engine in [args.engine, *[e.strip() for e in args.compare_engines.split(",") if e.strip()]]:
-            backend, device, load_s = load_backend(model, args, engine)
-            engine_name = f"{engine} → {type(backend).__name__}"
-            if service is None:
-                report.update({"model": backend.name, "device": device, "load_s": load_s, "engine": engine_name,
-                               "holes": len(cases), "max_tokens": args.max_tokens})
-            _log(f"{engine_name}: loaded in {load_s:.1f} s; decoding {len(cases)} holes")
-            engine_service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
-            report["decode"][engine_name] = bench_decode(engine_service, cases, args)
-            backends[engine_name] = backend
-            if service is None:
-                service = engine_service
-        assert service is not None
-        if len(backends) > 1:
-            report["engines"] = bench_engines(backends, cases[0].text[: cases[0].cursor][-3000:], 3 if args.quick else 8)
-        first_backend = backends[next(iter(backends))]
-        for name in list(backends)[1:]:
-            del backends[name]
-        report["new_prompt"] = bench_new_prompt(service, cases, args)
-        report["drafts"] = bench_drafts(service, cases, args)
-        sections["decode"] = time.perf_counter() - began
-        sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
-        if sizes and hasattr(first_backend, "weights"):  # a lean engine: its weights can serve a SlotPool
+        if wanted & set(MODEL_SECTIONS):
+            model = model_setting(args, scratch)
+            cases = cut_holes(args.corpus, args.holes, args.seed)
+            report["decode"] = {}
+            backends: dict[str, Any] = {}
+            engines = [args.engine, *[e.strip() for e in args.compare_engines.split(",") if e.strip()]]
+            for engine in engines if "decode" in wanted else engines[:1]:
+                backend, device, load_s = load_backend(model, args, engine)
+                engine_name = f"{engine} → {type(backend).__name__}"
+                if service is None:
+                    report.update({"model": backend.name, "device": device, "load_s": load_s, "engine": engine_name,
+                                   "holes": len(cases), "max_tokens": args.max_tokens})
+                engine_service = CompletionService(backend, WorkspaceContext(roots=[args.corpus]))
+                if "decode" in wanted:
+                    _log(f"{engine_name}: loaded in {load_s:.1f} s; decoding {len(cases)} holes")
+                    report["decode"][engine_name] = bench_decode(engine_service, cases, args)
+                backends[engine_name] = backend
+                if service is None:
+                    service = engine_service
+            assert service is not None
+            if len(backends) > 1:
+                report["engines"] = bench_engines(backends, cases[0].text[: cases[0].cursor][-3000:], 3 if args.quick else 8)
+            first_backend = backends[next(iter(backends))]
+            for name in list(backends)[1:]:
+                del backends[name]
+            if "decode" in wanted:
+                report["new_prompt"] = bench_new_prompt(service, cases, args)
+                report["drafts"] = bench_drafts(service, cases, args)
+            sections["decode"] = time.perf_counter() - began
+            sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
+            if "batch" in wanted and sizes and hasattr(first_backend, "weights"):  # a lean engine: its weights can serve a SlotPool
+                mark = time.perf_counter()
+                report["batch"] = bench_batch(first_backend, cases, args, sizes)
+                sections["batch"] = time.perf_counter() - mark
+            del first_backend
+        if "grammar" in wanted:
             mark = time.perf_counter()
-            report["batch"] = bench_batch(first_backend, cases, args, sizes)
-            sections["batch"] = time.perf_counter() - mark
-        del first_backend
-        mark = time.perf_counter()
-        report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
-                                          1 if args.quick else 3)
-        sections["grammar"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        report["keystroke"] = bench_keystroke(args.corpus, [int(x) for x in args.file_lines.split(",") if x], args.keystrokes)
-        sections["keystroke"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        report["typing"] = bench_typing(service, args.corpus, args)
-        sections["typing"] = time.perf_counter() - mark
-        if not args.no_lsp:
+            report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
+                                              1 if args.quick else 3)
+            sections["grammar"] = time.perf_counter() - mark
+        if "keystroke" in wanted:
+            mark = time.perf_counter()
+            report["keystroke"] = bench_keystroke(args.corpus, [int(x) for x in args.file_lines.split(",") if x],
+                                                  args.keystrokes)
+            sections["keystroke"] = time.perf_counter() - mark
+        if "typing" in wanted:
+            mark = time.perf_counter()
+            report["typing"] = bench_typing(service, args.corpus, args)
+            sections["typing"] = time.perf_counter() - mark
+        if "lsp" in wanted:
             mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
             sections["lsp"] = time.perf_counter() - mark
