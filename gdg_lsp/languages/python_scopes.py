@@ -155,7 +155,7 @@ class ScopeTree:
         """Every name visible at ``pos``: (name, owning scope, declaration); a builtin
         has neither owner nor declaration."""
         scope = self.scope_at(pos)
-        names: set[str] = set(dir(builtins))
+        names: set[str] = set(BUILTIN_NAMES)
         for s in scope.chain():
             names.update(s.decls)
             names.update(s.globals)
@@ -175,8 +175,13 @@ class ScopeTree:
         return scope.module()
 
 
+BUILTIN_NAMES = frozenset(dir(builtins))
+"""The builtins' names (``hasattr(builtins, "__new__")`` is true of any module object, but
+``__new__`` is no builtin: a method's class defining it must not make it one in Γ)."""
+
+
 def _builtin_or_none(name: str, module: Scope) -> str | None:
-    if hasattr(builtins, name):
+    if name in BUILTIN_NAMES:
         return "builtin"
     if module.star_imports:
         return "star"

@@ -162,3 +162,17 @@ def test_agrees_with_pyflakes_on_the_corpus(corpus):
         if ours != theirs:
             disagreements[path.name] = (sorted(ours - theirs)[:3], sorted(theirs - ours)[:3])
     assert not disagreements, disagreements
+
+
+def test_dunder_methods_of_a_class_are_not_builtins_in_its_methods():
+    """``hasattr(builtins, "__init__")`` is true of any module; the name is no builtin
+    (a bare ``__init__`` in a method is a NameError), so Γ must not offer it."""
+    from gdg_lsp.documents import Snapshot
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.python import PythonAnalyzer, parse as parse_python
+
+    code = "class C:\n    def __init__(self):\n        pass\n\n    def __new__(cls):\n        \n"
+    snapshot = Snapshot("file:///c.py", "python", 1, code, parse_python(code.encode()))
+    gamma = PythonAnalyzer(incremental=False).gamma_at(snapshot, len(code) - 1, WorkspaceContext())
+    assert "cls" in gamma and "len" in gamma
+    assert "__init__" not in gamma and "__new__" not in gamma
