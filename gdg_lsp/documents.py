@@ -210,20 +210,37 @@ class Document:
         # only tree-sitter trees are edited in place; other parsers' trees (P4's
         # Lark program) are simply re-parsed (calling .edit on them lost the edit)
         if tree is not None and hasattr(tree, "edit"):
-            start_byte = len(old[:start].encode("utf-8", "surrogatepass"))
-            old_end_byte = start_byte + len(old[start:end].encode("utf-8", "surrogatepass"))
-            new_end_byte = start_byte + len(new_text.encode("utf-8", "surrogatepass"))
+            start_byte = _utf8_len(old, 0, start)
+            old_end_byte = start_byte + _utf8_len(old, start, end)
+            new_end_byte = start_byte + _utf8_len(new_text, 0, len(new_text))
+            start_point, old_end_point = self._point(start), self._point(end)
+            breaks = new_text.count("\n")
+            if breaks:
+                tail = new_text[new_text.rfind("\n") + 1 :]
+                new_end_point = (start_point[0] + breaks, _utf8_len(tail, 0, len(tail)))
+            else:
+                new_end_point = (start_point[0], start_point[1] + new_end_byte - start_byte)
             tree.edit(
                 start_byte=start_byte,
                 old_end_byte=old_end_byte,
                 new_end_byte=new_end_byte,
-                start_point=_point(old, start),
-                old_end_point=_point(old, end),
-                new_end_point=_point(old[:start] + new_text, start + len(new_text)),
+                start_point=start_point,
+                old_end_point=old_end_point,
+                new_end_point=new_end_point,
             )
         self.text = old[:start] + new_text + old[end:]
         self._update_line_starts(start, end, len(new_text))
         return TextEdit(start, end, start + len(new_text))
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        """tree-sitter point of ``offset`` in the current text. Its rows count ``\\n`` only;
+        without any ``\\r`` they are the line index's lines (a bisection, not a count
+        over the whole prefix at every keystroke)."""
+        text = self.text
+        if "\r" in text:
+            return _point(text, offset)
+        row = bisect.bisect_right(self._starts, offset) - 1
+        return row, _utf8_len(text, self._starts[row], offset)
 
     def _update_line_starts(self, start: int, old_end: int, new_len: int) -> None:
         """Keep the line index in step with one splice without rescanning the document.
@@ -265,6 +282,13 @@ class Document:
     def snapshot(self) -> Snapshot:
         tree = self.tree.copy() if hasattr(self.tree, "copy") else self.tree
         return Snapshot(self.uri, self.language_id, self.version, self.text, tree)
+
+
+def _utf8_len(text: str, start: int, end: int) -> int:
+    """Bytes of ``text[start:end]`` in UTF-8 (``str.isascii`` is O(1) in CPython)."""
+    if text.isascii():
+        return end - start
+    return len(text[start:end].encode("utf-8", "surrogatepass"))
 
 
 def _point(text: str, offset: int) -> tuple[int, int]:
