@@ -41,7 +41,9 @@ OPERATION_FRAGMENTS = {"copy": "copy", "gemm": "gemm", "fill": "fill", "clear": 
 
 
 def imports_tilelang(text: str | None) -> bool:
-    return bool(text) and IMPORTS_TILELANG.search(text) is not None
+    # asked at every request: the substring test (memchr speed) spares Python files the
+    # line-anchored regex over the whole text (~3 ms at 5,000 lines)
+    return bool(text) and "tilelang" in text and IMPORTS_TILELANG.search(text) is not None
 
 
 def tile_modules(gamma: Gamma) -> set[str]:
