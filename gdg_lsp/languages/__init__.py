@@ -67,6 +67,12 @@ def analyzer(language_id: str, text: str | None = None) -> Analyzer:
     return _INSTANCES[key]
 
 
+def forget(uri: str) -> None:
+    """A document closed: every analyzer made so far drops what it kept for it."""
+    for instance in list(_INSTANCES.values()):
+        instance.forget(uri)
+
+
 def resolve_language(language_id: str, text: str | None = None) -> str:
     key = (language_id or "").lower()
     if key not in _FACTORIES:

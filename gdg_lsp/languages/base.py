@@ -137,6 +137,9 @@ class Analyzer(abc.ABC):
     def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
         return []
 
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for the document ``uri`` between requests (it was closed)."""
+
     def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
         """Declarations a generated statement makes (multi-statement suggestions)."""
         return StatementEffects()

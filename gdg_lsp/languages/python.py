@@ -13,7 +13,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -22,6 +22,7 @@ import tree_sitter_python
 
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
+from gdg_lsp.languages import python_cache
 from gdg_lsp.languages import python_scopes as scopes
 from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.python_imports import star_names
@@ -102,8 +103,41 @@ def _line_bounds(text: str, offset: int) -> tuple[int, int]:
     return start, min(ends) if ends else len(text)
 
 
+_last_byte = threading.local()
+
+
 def _byte(text: str, offset: int) -> int:
-    return len(text[:offset].encode("utf-8", "surrogatepass"))
+    """UTF-8 byte offset of code-point ``offset`` in ``text``."""
+    if text.isascii():  # O(1) in CPython; most code is ASCII
+        return offset
+    # A request asks for several offsets of one text, close to each other (the line, the
+    # cursor, the hole): count from the last one asked instead of from the start of a
+    # text that may be 400 kB (one such encode is ~1 ms).
+    memo = getattr(_last_byte, "memo", ())  # the last two texts: the document's, and its repaired copy
+    last = next((m for m in memo if m[0] is text), None)
+    if last is not None:
+        known, known_bytes = last[1], last[2]
+        if offset >= known:
+            result = known_bytes + len(text[known:offset].encode("utf-8", "surrogatepass"))
+        else:
+            result = known_bytes - len(text[offset:known].encode("utf-8", "surrogatepass"))
+    else:
+        result = len(text[:offset].encode("utf-8", "surrogatepass"))
+    _last_byte.memo = ((text, offset, result), *(m for m in memo if m[0] is not text))[:2]
+    return result
+
+
+def _char_before(text: str, offset: int, offset_byte: int, byte: int) -> int:
+    """Code-point offset of byte offset ``byte`` <= ``offset_byte`` (the byte offset of
+    code point ``offset``), reading only the text between them."""
+    distance = offset_byte - byte
+    if text.isascii() or distance <= 0:
+        return offset - distance
+    window = text[max(0, offset - distance) : offset].encode("utf-8", "surrogatepass")  # >= distance bytes
+    return offset - len(window[len(window) - distance :].decode("utf-8", "surrogatepass"))
+
+
+MAX_GAMMAS_PER_ANALYSIS = 64
 
 
 @dataclass
@@ -111,6 +145,32 @@ class _Analysis:
     tree: Any
     scope_tree: scopes.ScopeTree
     text: str
+    view: python_cache.ModuleView | None = None
+    """Module names and builtins as seen from inside a function (made on first use)."""
+    span: python_cache.FunctionSpan | None = None
+    """Set when only this function's scopes were rebuilt (python_cache): Γ only inside it."""
+    gammas: dict[tuple[int, str], Gamma] = field(default_factory=dict)
+    chains: dict[int, tuple[scopes.Scope, ...]] = field(default_factory=dict)
+    bytes_at: dict[int, int] = field(default_factory=dict)
+
+    def byte(self, offset: int) -> int:
+        """``_byte(self.text, offset)``, remembered (every keystroke on a line asks the same)."""
+        found = self.bytes_at.get(offset)
+        if found is None:
+            if len(self.bytes_at) >= MAX_GAMMAS_PER_ANALYSIS:
+                self.bytes_at.clear()
+            found = self.bytes_at[offset] = _byte(self.text, offset)
+        return found
+
+    def chain(self, pos: int) -> tuple[scopes.Scope, ...]:
+        """The scopes around byte ``pos``, innermost first (remembered: finding them walks
+        the module's list of scopes, and each keystroke on a line asks the same)."""
+        found = self.chains.get(pos)
+        if found is None:
+            if len(self.chains) >= MAX_GAMMAS_PER_ANALYSIS:
+                self.chains.clear()
+            found = self.chains[pos] = tuple(self.scope_tree.scope_at(pos).chain())
+        return found
 
 
 class PythonAnalyzer(Analyzer):
@@ -119,9 +179,16 @@ class PythonAnalyzer(Analyzer):
     fragment = "statement"
     keywords = scopes.KEYWORDS
 
-    def __init__(self) -> None:
+    def __init__(self, incremental: bool = True) -> None:
+        """``incremental=False`` analyses every request from scratch (the reference the
+        per-document cache is tested against)."""
         self._cache: OrderedDict[str, _Analysis] = OrderedDict()
         self._lock = threading.Lock()
+        self.incremental = incremental
+        self._documents = python_cache.DocumentStates()
+
+    def forget(self, uri: str) -> None:
+        self._documents.drop(uri)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -135,6 +202,8 @@ class PythonAnalyzer(Analyzer):
                 self._cache.move_to_end(key)
                 return hit
         source = text.encode("utf-8", "surrogatepass")
+        if callable(tree):  # made only on a miss (an incremental re-parse costs milliseconds)
+            tree = tree()
         if tree is None:
             tree = parse(source)
         scope_tree = scopes.build(tree, source)
@@ -159,17 +228,58 @@ class PythonAnalyzer(Analyzer):
         module.star_imports = unresolved
 
     def _repaired(self, snapshot: Snapshot, start: int, end: int, workspace: WorkspaceContext) -> tuple[_Analysis, int]:
-        """Analysis of the document with [start, end) replaced by ``pass`` (offset of the hole in it)."""
+        """Analysis of the document with [start, end) replaced by ``pass`` (offset of the hole in it).
+
+        Typing on one line leaves this text unchanged, so the document's last one is
+        reused as is; after an edit inside one function body only that function is
+        analysed again (python_cache); anything else analyses the whole file.
+        """
         text = snapshot.text
         repaired = text[:start] + "pass" + text[end:]
-        tree = None
-        if snapshot.tree is not None:
-            tree = snapshot.tree.copy()
+        if not self.incremental:
+            return self._repaired_whole(snapshot, repaired, start, end, workspace), start
+        uri = snapshot.uri
+        pos = _byte(text, start)  # the repaired text has the same prefix
+        last = self._documents.get(uri)
+        if last is not None and last.text == repaired and (last.span is None or last.span.start <= pos < last.span.end):
+            return last, start
+        analysis = None
+        if last is not None:
+            source = repaired.encode("utf-8", "surrogatepass")
+            found = python_cache.reanalyse_function(last.scope_tree.source, last.tree, self._view(last, uri),
+                                                    source, pos, parse)
+            if found is not None:
+                analysis = _Analysis(found.tree, found.scope_tree, repaired, found.view, found.span)
+        if analysis is None:
+            analysis = self._repaired_whole(snapshot, repaired, start, end, workspace)
+        self._documents.put(uri, analysis)
+        return analysis, start
+
+    def _repaired_whole(self, snapshot: Snapshot, repaired: str, start: int, end: int,
+                        workspace: WorkspaceContext) -> _Analysis:
+        text = snapshot.text
+
+        def tree() -> Any:  # the document's tree with the hole's line edited to `pass`, re-parsed
+            if snapshot.tree is None:
+                return None
+            edited = snapshot.tree.copy()
             start_b, end_b = _byte(text, start), _byte(text, end)
-            tree.edit(start_byte=start_b, old_end_byte=end_b, new_end_byte=start_b + 4,
-                      start_point=(0, 0), old_end_point=(0, 0), new_end_point=(0, 0))
-            tree = parse(repaired.encode("utf-8", "surrogatepass"), tree)
-        return self.analysis(repaired, tree, snapshot.uri, workspace), start
+            row = text.count("\n", 0, start)
+            column = start_b - _byte(text, text.rfind("\n", 0, start) + 1)
+            old_rows = text.count("\n", start, end)
+            old_end_col = (end_b - _byte(text, text.rfind("\n", 0, end) + 1)) if old_rows else column + end_b - start_b
+            edited.edit(start_byte=start_b, old_end_byte=end_b, new_end_byte=start_b + 4,
+                        start_point=(row, column), old_end_point=(row + old_rows, old_end_col),
+                        new_end_point=(row, column + 4))
+            return parse(repaired.encode("utf-8", "surrogatepass"), edited)
+
+        return self.analysis(repaired, tree, snapshot.uri, workspace)
+
+    def _view(self, analysis: _Analysis, uri: str) -> python_cache.ModuleView:
+        if analysis.view is None:
+            analysis.view = python_cache.ModuleView.build(
+                analysis.scope_tree.module, lambda decl, owner: self._binding(decl, analysis, uri, owner))
+        return analysis.view
 
     def _current(self, snapshot: Snapshot, workspace: WorkspaceContext) -> _Analysis:
         return self.analysis(snapshot.text, snapshot.tree, snapshot.uri, workspace)
@@ -177,8 +287,68 @@ class PythonAnalyzer(Analyzer):
     # -- Γ ---------------------------------------------------------------------
 
     def _gamma(self, analysis: _Analysis, offset: int, uri: str) -> Gamma:
+        """Γ at ``offset`` of the analysed text: remembered per analysis and position (each
+        caller gets its own frames), resolved from the module view inside a function."""
+        pos = analysis.byte(offset)
+        key = (pos, uri)
+        gamma = analysis.gammas.get(key)
+        if gamma is None:
+            gamma = self._function_gamma(analysis, pos, uri) if self.incremental else None
+            if gamma is None:
+                if analysis.span is not None:  # _repaired keeps the hole inside the rebuilt function
+                    raise AssertionError("Γ asked outside the function an incremental analysis covers")
+                gamma = self._reference_gamma(analysis, pos, uri)
+            if len(analysis.gammas) >= MAX_GAMMAS_PER_ANALYSIS:
+                analysis.gammas.clear()
+            analysis.gammas[key] = gamma
+        return Gamma(gamma.global_layer.copy(), [frame.copy() for frame in gamma.frames])
+
+    def _function_gamma(self, analysis: _Analysis, pos: int, uri: str) -> Gamma | None:
+        """Γ at ``pos`` inside a function: only the names its function chain binds are
+        resolved; module names and builtins come from the module view (a function sees
+        them unordered, so they do not depend on ``pos``). None outside functions."""
         tree = analysis.scope_tree
-        pos = _byte(analysis.text, offset)
+        scope = tree.scope_at(pos)
+        chain = list(scope.chain())
+        outermost = max((i for i, s in enumerate(chain) if s.kind == "function"), default=None)
+        if outermost is None:
+            return None
+        view = self._view(analysis, uri)
+        inner = chain[: outermost + 1]
+        inner_ids = {id(s) for s in inner}
+        local: set[str] = set()
+        for s in inner:
+            local.update(s.decls)
+            local.update(s.globals)
+        framed: dict[int, list[Binding]] = {id(s): [] for s in chain}
+        module_extra: dict[str, Binding] = {}
+        builtin_extra: dict[str, Binding] = {}
+        for name in sorted(local):
+            found = tree.resolve(name, pos, scope)
+            if found == "builtin":
+                builtin_extra[name] = python_cache.builtin_binding(name)
+            elif isinstance(found, scopes.Decl):
+                owner = tree._owner(found, scope) or chain[-1]
+                if id(owner) in inner_ids:
+                    framed[id(owner)].append(self._binding(found, analysis, uri, owner))
+                elif found is view.first_decls.get(name):
+                    module_extra[name] = view.module[name]
+                else:  # `global x` resolved to a later module binding (full analyses only)
+                    module_extra[name] = self._binding(found, analysis, uri, owner)
+        module = [b for n, b in view.module.items() if n not in local]
+        builtin = [b for n, b in view.builtins.items() if n not in local]
+        if module_extra:
+            module = sorted([*module, *module_extra.values()], key=lambda b: b.name)
+        if builtin_extra:
+            builtin = sorted([*builtin, *builtin_extra.values()], key=lambda b: b.name)
+        framed[id(chain[-1])] = module
+        return Gamma(Frame("builtins", builtin),
+                     [Frame(s.kind if s.kind == "module" else f"{s.kind} {s.name}", framed[id(s)])
+                      for s in reversed(chain)])
+
+    def _reference_gamma(self, analysis: _Analysis, pos: int, uri: str) -> Gamma:
+        """Γ by resolving every visible name (outside functions, and the reference)."""
+        tree = analysis.scope_tree
         frames: dict[int, Frame] = {}
         order: list[scopes.Scope] = list(reversed(list(tree.scope_at(pos).chain())))
         for scope in order:
@@ -242,7 +412,7 @@ class PythonAnalyzer(Analyzer):
         context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
         path = tuple(
             s.kind if s.kind == "module" else f"{s.kind} {s.name}"
-            for s in reversed(list(analysis.scope_tree.scope_at(_byte(analysis.text, hole_pos)).chain()))
+            for s in reversed(analysis.chain(analysis.byte(hole_pos)))
         )
         return Hole(
             language=self.name, fragment=self.fragment, sort="Stmt", region_start=region_start,
@@ -282,14 +452,13 @@ class PythonAnalyzer(Analyzer):
         anchor = max(0, line_start - PythonAnalyzer.MAX_LOOKBACK)
         if snapshot.tree is not None:
             b = _byte(text, line_start)
-            last_start = None
-            for child in snapshot.tree.root_node.children:
-                if child.start_byte >= b:
-                    break
-                last_start = child.start_byte
-            if last_start is not None:
-                source = text.encode("utf-8", "surrogatepass")
-                anchor = max(anchor, len(source[:last_start].decode("utf-8", "replace")))
+            root = snapshot.tree.root_node
+            # the last top-level statement starting before b (tree-sitter finds it in C)
+            after = root.first_child_for_byte(b)
+            last = after if after is not None and after.start_byte < b else (
+                after.prev_sibling if after is not None else (root.child(root.child_count - 1) if root.child_count else None))
+            if last is not None and last.start_byte < b:
+                anchor = max(anchor, _char_before(text, line_start, b, last.start_byte))
         anchor = text.rfind("\n", 0, anchor) + 1 if anchor else 0
         logical = anchor
         pos = anchor
@@ -308,7 +477,7 @@ class PythonAnalyzer(Analyzer):
         return logical
 
     def _keyword_context(self, text: str, line_start: int, indent: str, analysis: _Analysis, pos: int) -> dict[str, list[str]]:
-        chain = list(analysis.scope_tree.scope_at(_byte(analysis.text, pos)).chain())
+        chain = analysis.chain(analysis.byte(pos))
         in_function = bool(chain) and chain[0].kind == "function"
         in_loop = self._in_loop(text, line_start, len(indent))
         context: dict[str, list[str]] = {

@@ -29,7 +29,7 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Frame, Gamma
 from gdg_lsp.languages import tilelang_kernels as kernels
 from gdg_lsp.languages.base import Finding, Hole, NoHole, StatementEffects, WorkspaceContext
-from gdg_lsp.languages.python import HEADER_WORD, PythonAnalyzer, _Analysis, _byte, parse
+from gdg_lsp.languages.python import HEADER_WORD, PythonAnalyzer, _Analysis, parse
 from gdg_lsp.languages.tilelang_api import Surface, resolve
 
 COPY_CLASSES = 6
@@ -55,8 +55,8 @@ class TileLangAnalyzer(PythonAnalyzer):
     grammar_dir = "tilelang"
     fragment = "statement"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, incremental: bool = True) -> None:
+        super().__init__(incremental)
         self._local = threading.local()
 
     # -- the API surface ----------------------------------------------------------
@@ -71,7 +71,7 @@ class TileLangAnalyzer(PythonAnalyzer):
     def _gamma(self, analysis: _Analysis, offset: int, uri: str) -> Gamma:
         python = super()._gamma(analysis, offset, uri)
         surface = getattr(self._local, "surface", None) or resolve(None)[0]
-        return self.tile_gamma(python, analysis, _byte(analysis.text, offset), uri, surface)
+        return self.tile_gamma(python, analysis, analysis.byte(offset), uri, surface)
 
     def tile_gamma(self, python: Gamma, analysis: _Analysis, pos: int, uri: str, surface: Surface) -> Gamma:
         frames = [Frame(f.kind, [self._retag(b) for b in f]) for f in python.frames]

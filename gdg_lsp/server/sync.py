@@ -10,6 +10,7 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp import languages
 from gdg_lsp.server import diagnostics
 
 log = logging.getLogger(__name__)
@@ -43,4 +44,5 @@ def register(server) -> None:
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.session.documents.close(uri)
+        languages.forget(uri)
         diagnostics.clear(ls, uri)

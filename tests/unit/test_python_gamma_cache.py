@@ -1,0 +1,251 @@
+"""The per-document cache of the Python analyzer (languages/python_cache.py) changes
+how fast Γ is ready after a keystroke, never what it is.
+
+Differential: one analyzer keeps its state across edits of a real corpus file (as
+the server's does), a second analyses every request from scratch
+(``incremental=False``); after each random edit -- lines inserted or deleted in
+function bodies, at module level, in class bodies, imports and globals added,
+characters typed -- the hole at the edit and at random lines must be identical,
+Γ included (frames, names, sorts, attrs, origins).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gdg_lsp.documents import Document, PositionEncoding
+from gdg_lsp.gamma import Binding
+from gdg_lsp.languages import python_scopes
+from gdg_lsp.languages.base import Hole, WorkspaceContext
+from gdg_lsp.languages.python import PythonAnalyzer, parse
+from gdg_lsp.languages.tilelang import TileLangAnalyzer
+from tests.conftest import CORPUS, PYTHON_CORPUS
+
+WORKSPACE = WorkspaceContext()
+FILES = sorted(p for p in PYTHON_CORPUS.rglob("*.py") if 150 <= len(p.read_text(encoding="utf-8").splitlines()) <= 700)[:40]
+
+BODY_LINES = ["value_x = 1", "for item_q in range(3):\n{i}    total_q = item_q", "import json as js_alias",
+              "from os import path as op_alias", "global GLOBAL_Z", "GLOBAL_Z = 2", "def inner_w(p):\n{i}    return p",
+              "class InnerK:\n{i}    attr_k = 1", "squares = [n * n for n in range(4)]", "with open('f') as fh:\n{i}    pass",
+              "(walrus := 5)", "nonlocal missing", "del value_x", "lambda_l = lambda a, b=1: a + b", "x ="]
+MODULE_LINES = ["import json", "from collections import OrderedDict as OD", "NEW_CONSTANT = 42",
+                "def new_function(a, *args, **kw):\n    return a", "class NewClass(object):\n    field = 1",
+                "try:\n    import zlib\nexcept ImportError:\n    zlib = None", "from os.path import *", "if x:"]
+CLASS_LINES = ["attr_new = 3", "def method_new(self, q):\n{i}    return q"]
+
+
+def gamma_key(gamma):
+    return [(frame.kind, [(b.name, b.sort, tuple(b.attrs.items()), b.origin) for b in frame])
+            for frame in [gamma.global_layer, *gamma.frames]]
+
+
+def hole_key(hole):
+    if not isinstance(hole, Hole):
+        return hole
+    return (hole.fragment, hole.region_start, hole.cursor, hole.replace_end, hole.typed, hole.indent,
+            dict(hole.context), hole.region_path, gamma_key(hole.gamma))
+
+
+def line_end(text: str, line: int) -> int:
+    lines = text.split("\n")
+    return sum(len(x) + 1 for x in lines[:line]) + len(lines[line])
+
+
+def indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def structure(text: str) -> dict[str, list[int]]:
+    """Rows inside function bodies, top-level statement rows, rows inside class bodies."""
+    tree = parse(text.encode())
+    found: dict[str, list[int]] = {"function": [], "module": [], "class": []}
+    for child in tree.root_node.children:
+        if child.type not in ("ERROR", "comment"):
+            found["module"].append(child.start_point[0])
+
+    def walk(node, kind):
+        for child in node.children:
+            body = child.child_by_field_name("body") if child.type in ("function_definition", "class_definition") else None
+            if body is not None:
+                rows = range(body.start_point[0], body.end_point[0] + 1)
+                found["function" if child.type == "function_definition" else "class"].extend(rows)
+                walk(body, child.type)
+            elif child.type not in ("ERROR",):
+                walk(child, kind)
+
+    walk(tree.root_node, "module")
+    return found
+
+
+def compare(cached, reference, doc: Document, offset: int) -> None:
+    snapshot = doc.snapshot()
+    got = cached.hole_at(snapshot, offset, WORKSPACE)
+    want = reference.hole_at(snapshot, offset, WORKSPACE)
+    assert hole_key(got) == hole_key(want)
+    if isinstance(got, Hole):  # gamma_at goes through the hole too, and must hand out its own frames
+        again = cached.gamma_at(snapshot, offset, WORKSPACE)
+        assert gamma_key(again) == gamma_key(want.gamma)
+        again.declare(Binding("zz_leak", "Variable"))
+        assert "zz_leak" not in cached.gamma_at(snapshot, offset, WORKSPACE)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_cached_gamma_equals_gamma_from_scratch_after_random_edits(data):
+    path = data.draw(st.sampled_from(FILES), label="file")
+    text = path.read_text(encoding="utf-8")
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    doc = Document("file:///edited.py", "python", 1, text, parse)
+    lines0 = text.split("\n")
+    last = data.draw(st.integers(0, len(lines0) - 1), label="first hole")
+    compare(cached, reference, doc, line_end(text, last))
+    for _ in range(data.draw(st.integers(1, 8), label="edits")):
+        text = doc.text
+        lines = text.split("\n")
+        places = structure(text)
+        kind = data.draw(st.sampled_from(["function", "function", "function", "type", "module", "class", "delete"]))
+        rows = places.get(kind) or places["function"] or [0]
+        near = [r for r in rows if abs(r - last) <= 12]  # edits mostly near the last one, as when typing
+        row = data.draw(st.sampled_from(near if near and data.draw(st.booleans(), label="near") else rows))
+        if kind == "type":
+            col = len(lines[row])
+            change = ((row, col, row, col), data.draw(st.sampled_from(["x", " ", "(", ")", ":", "\n", "\n    ", "a.b", "'"])))
+            target = row
+        elif kind == "delete":
+            change = ((row, 0, row + 1, 0), "")
+            target = max(0, row - 1)
+        else:
+            pool = {"function": BODY_LINES, "module": MODULE_LINES, "class": CLASS_LINES}[kind]
+            indent = "" if kind == "module" else indent_of(lines[row])
+            new = data.draw(st.sampled_from(pool)).replace("{i}", indent)
+            new = "\n".join(indent + part if not part.startswith(indent) or not indent else part
+                            for part in new.split("\n")) if kind != "module" else new
+            change = ((row, 0, row, 0), new + "\n")
+            target = row
+        doc.apply_changes([change], doc.version + 1, PositionEncoding.UTF16)
+        new_lines = doc.text.split("\n")
+        last = min(target, len(new_lines) - 1)
+        compare(cached, reference, doc, line_end(doc.text, last))
+        if data.draw(st.booleans(), label="another hole"):
+            last = data.draw(st.integers(0, len(new_lines) - 1), label="hole")
+            compare(cached, reference, doc, line_end(doc.text, last))
+
+
+def _typing_document():
+    code = textwrap.dedent("""\
+        import os
+        from json import loads as parse_json
+
+        LIMIT = 10
+
+        class Box:
+            size = 1
+
+            def grow(self, by):
+                before = self.size
+                self.size += by
+                return before
+
+        def helper(a, b=LIMIT):
+            total = a + b
+            return total
+
+        def main(argv):
+            first = argv[0]
+
+        AFTER = 2
+
+        def later():
+            return AFTER
+        """)
+    lines = code.split("\n")
+    lines[19] = "    "  # dedent empties blank lines; the cursor line is indented in main's body
+    return Document("file:///typing.py", "python", 1, "\n".join(lines), parse)
+
+
+def test_typing_inside_a_function_rebuilds_only_that_function(monkeypatch):
+    """After the first request, Enter and keys inside ``main`` never analyse the whole
+    file again; Γ stays equal to the one from scratch (origins of AFTER and later
+    move down with the new lines)."""
+    doc = _typing_document()
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    line = 19
+    compare(cached, reference, doc, doc.offset_at(line, 4))
+    whole = []
+    real_build = python_scopes.build
+    monkeypatch.setattr(python_scopes, "build", lambda *a: whole.append(1) or real_build(*a))
+    for step, key in enumerate("second = first\nthird = [x for x in second]\nif third:\n    print(third)"):
+        col = len(doc.line_text(line))
+        doc.apply_changes([((line, col, line, col), key)], doc.version + 1)
+        if key == "\n":
+            line += 1
+            indent = "        " if doc.line_text(line - 1).rstrip().endswith(":") else "    "
+            doc.apply_changes([((line, 0, line, 0), indent)], doc.version + 1)
+        snapshot = doc.snapshot()
+        offset = doc.offset_at(line, len(doc.line_text(line)))
+        before = len(whole)
+        got = cached.hole_at(snapshot, offset, WORKSPACE)
+        assert len(whole) == before, f"key {step} ({key!r}) analysed the whole file"
+        monkeypatch.setattr(python_scopes, "build", real_build)
+        assert hole_key(got) == hole_key(reference.hole_at(snapshot, offset, WORKSPACE))
+        monkeypatch.setattr(python_scopes, "build", lambda *a: whole.append(1) or real_build(*a))
+    h = cached.hole_at(doc.snapshot(), offset, WORKSPACE)
+    assert {"first", "second", "third", "LIMIT", "helper", "Box", "parse_json"} <= set(h.gamma.names())
+    assert h.gamma.lookup("AFTER").origin.line == reference.hole_at(doc.snapshot(), offset, WORKSPACE).gamma.lookup("AFTER").origin.line
+
+
+def test_module_level_edit_analyses_the_whole_file_again(monkeypatch):
+    doc = _typing_document()
+    cached = PythonAnalyzer()
+    cached.hole_at(doc.snapshot(), doc.offset_at(19, 4), WORKSPACE)
+    doc.apply_changes([((4, 0, 4, 0), "EXTRA = 1\n")], doc.version + 1)
+    calls = []
+    real_build = python_scopes.build
+    monkeypatch.setattr(python_scopes, "build", lambda *a: calls.append(1) or real_build(*a))
+    h = cached.hole_at(doc.snapshot(), doc.offset_at(20, 4), WORKSPACE)
+    assert calls and "EXTRA" in h.gamma
+
+
+def test_global_statement_in_the_edited_function_falls_back(monkeypatch):
+    doc = _typing_document()
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    cached.hole_at(doc.snapshot(), doc.offset_at(19, 4), WORKSPACE)
+    doc.apply_changes([((19, 4, 19, 4), "global LIMIT\n    LIMIT = 3\n    ")], doc.version + 1)
+    compare(cached, reference, doc, doc.offset_at(21, 4))
+
+
+def test_forget_drops_the_document_and_the_store_is_bounded():
+    cached = PythonAnalyzer()
+    doc = _typing_document()
+    cached.hole_at(doc.snapshot(), doc.offset_at(19, 4), WORKSPACE)
+    assert len(cached._documents) == 1
+    cached.forget(doc.uri)
+    assert len(cached._documents) == 0
+    limit = cached._documents.limit
+    for i in range(limit + 3):
+        other = Document(f"file:///d{i}.py", "python", 1, "def f(a):\n    \n", parse)
+        cached.hole_at(other.snapshot(), other.offset_at(1, 4), WORKSPACE)
+    assert len(cached._documents) == limit
+
+
+@pytest.mark.parametrize("path", sorted((CORPUS / "tilelang").rglob("*.py"))[:3] or [None])
+def test_tilelang_typing_in_a_kernel_matches_from_scratch(path):
+    if path is None:
+        pytest.fail("no TileLang corpus files")
+    text = path.read_text(encoding="utf-8")
+    cached, reference = TileLangAnalyzer(), TileLangAnalyzer(incremental=False)
+    doc = Document("file:///kernel.py", "python", 1, text, parse)
+    rows = structure(text)["function"]
+    row = rows[len(rows) // 2]
+    indent = indent_of(doc.line_text(row))
+    doc.apply_changes([((row, 0, row, 0), indent + "\n")], doc.version + 1)
+    for key in "acc = A":
+        col = len(doc.line_text(row))
+        doc.apply_changes([((row, col, row, col), key)], doc.version + 1)
+        compare(cached, reference, doc, doc.offset_at(row, len(doc.line_text(row))))
+    doc.apply_changes([((row, len(doc.line_text(row)), row, len(doc.line_text(row))), "\n" + indent)], doc.version + 1)
+    compare(cached, reference, doc, doc.offset_at(row + 1, len(doc.line_text(row + 1))))
