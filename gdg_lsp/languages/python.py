@@ -452,12 +452,8 @@ class PythonAnalyzer(Analyzer):
         anchor = max(0, line_start - PythonAnalyzer.MAX_LOOKBACK)
         if snapshot.tree is not None:
             b = _byte(text, line_start)
-            root = snapshot.tree.root_node
-            # the last top-level statement starting before b (tree-sitter finds it in C)
-            after = root.first_child_for_byte(b)
-            last = after if after is not None and after.start_byte < b else (
-                after.prev_sibling if after is not None else (root.child(root.child_count - 1) if root.child_count else None))
-            if last is not None and last.start_byte < b:
+            last = python_cache.last_child_starting_before(snapshot.tree.root_node, b)  # a bisection
+            if last is not None:
                 anchor = max(anchor, _char_before(text, line_start, b, last.start_byte))
         anchor = text.rfind("\n", 0, anchor) + 1 if anchor else 0
         logical = anchor

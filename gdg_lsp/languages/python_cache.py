@@ -106,10 +106,32 @@ class FunctionSpan:
 # -- finding the function an edit stays in ---------------------------------------------------------
 
 
+def first_child_ending_after(node: Any, byte: int) -> Any:
+    """The first child of ``node`` that ends after ``byte``, or None, by bisection (a module
+    has hundreds of children). Not ``Node.first_child_for_byte``: py-tree-sitter 0.26
+    crashes the process (segfault) when no child ends after ``byte``."""
+    lo, hi = 0, node.child_count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if node.child(mid).end_byte > byte:
+            hi = mid
+        else:
+            lo = mid + 1
+    return node.child(lo) if lo < node.child_count else None
+
+
+def last_child_starting_before(node: Any, byte: int) -> Any:
+    """The last child of ``node`` that starts before ``byte``, or None."""
+    after = first_child_ending_after(node, byte)
+    if after is not None and after.start_byte < byte:
+        return after
+    before = after.prev_sibling if after is not None else (node.child(node.child_count - 1) if node.child_count else None)
+    return before if before is not None and before.start_byte < byte else None
+
+
 def _child_covering(node: Any, start: int, end: int) -> Any:
-    """The child of ``node`` that holds bytes [start, end] (tree-sitter finds it without
-    listing the children: a module has hundreds)."""
-    after = node.first_child_for_byte(start)  # the first child ending after ``start``
+    """The child of ``node`` that holds bytes [start, end]."""
+    after = first_child_ending_after(node, start)
     if after is not None and after.start_byte <= start and end <= after.end_byte:
         return after
     before = after.prev_sibling if after is not None else (node.child(node.child_count - 1) if node.child_count else None)
@@ -141,13 +163,14 @@ def outermost_function(root: Any, start: int, end: int) -> tuple[Any, list[Any]]
 
 
 def common_span(old: bytes, new: bytes) -> tuple[int, int, int]:
-    """(start, old_end, new_end): the one region where ``old`` and ``new`` differ
-    (binary search over slice comparisons, which run at memcmp speed)."""
+    """(start, old_end, new_end): the one region where ``old`` and ``new`` differ, by
+    bisection (``startswith`` of a memoryview compares at memcmp speed without copying)."""
+    view = memoryview(new)
     limit = min(len(old), len(new))
     lo, hi = 0, limit
     while lo < hi:  # longest common prefix
         mid = (lo + hi + 1) // 2
-        if old[:mid] == new[:mid]:
+        if old.startswith(view[:mid]):
             lo = mid
         else:
             hi = mid - 1
@@ -155,7 +178,7 @@ def common_span(old: bytes, new: bytes) -> tuple[int, int, int]:
     lo, hi = 0, limit - prefix
     while lo < hi:  # longest common suffix not overlapping the prefix
         mid = (lo + hi + 1) // 2
-        if old[len(old) - mid:] == new[len(new) - mid:]:
+        if old.endswith(view[len(new) - mid :]):
             lo = mid
         else:
             hi = mid - 1

@@ -249,3 +249,12 @@ def test_tilelang_typing_in_a_kernel_matches_from_scratch(path):
         compare(cached, reference, doc, doc.offset_at(row, len(doc.line_text(row))))
     doc.apply_changes([((row, len(doc.line_text(row)), row, len(doc.line_text(row))), "\n" + indent)], doc.version + 1)
     compare(cached, reference, doc, doc.offset_at(row + 1, len(doc.line_text(row + 1))))
+
+
+def test_cursor_on_a_trailing_blank_line_past_every_statement():
+    """The hole's anchor is found by bisection over the module's statements; on a blank
+    line after the last one no statement ends after the cursor (py-tree-sitter's
+    first_child_for_byte crashed the process there)."""
+    doc = Document("file:///tail.py", "python", 1, "def f(a):\n    x = 1\n    \n\n", parse)
+    for line in (2, 3, 4):
+        compare(PythonAnalyzer(), PythonAnalyzer(incremental=False), doc, doc.offset_at(line, 4))
