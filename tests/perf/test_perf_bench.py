@@ -74,6 +74,7 @@ def test_keystroke_path_against_file_size(report):
         assert r["keystrokes"] == 12 and r["gamma_size"] > 0
         assert 0 < r["total_p50_ms"] <= r["total_p95_ms"]
         assert r["reparse_p95_ms"] > 0 and r["gamma_p95_ms"] > 0
+        assert r["first_hole_ms"] > 0 and 0 < r["cpu_p50_ms"] <= r["cpu_p95_ms"]
 
 
 def test_batch_section_compares_one_at_a_time_with_batched(report):
@@ -124,3 +125,15 @@ def test_rendered_tables(report):
         assert heading in text
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ")]
     assert rows.count("| none") == 1 and rows.count("| scope") == 1
+
+
+def test_only_the_keystroke_section_loads_no_model(tmp_path):
+    """`--only keystroke` runs in seconds: no model, no other section; typing past one
+    statement presses Enter, which is reported apart."""
+    out = tmp_path / "keys.json"
+    assert perf.main(["--only", "keystroke", "--file-lines", "100", "--keystrokes", "20", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert "decode" not in report and "grammar" not in report and "model" not in report
+    (row,) = report["keystroke"]
+    assert row["keystrokes"] == 20 and row["enter_keys"] == 1 and row["enter_p50_ms"] > 0
+    assert row["gamma_size"] > 0 and 0 < row["total_p50_ms"] <= row["total_p95_ms"]
