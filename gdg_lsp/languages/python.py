@@ -179,6 +179,10 @@ class PythonAnalyzer(Analyzer):
     fragment = "statement"
     keywords = scopes.KEYWORDS
 
+    parse_functions_alone = True
+    """After an edit inside a top-level function, parse that function alone (its analysis's
+    tree then holds only it; python_cache)."""
+
     def __init__(self, incremental: bool = True) -> None:
         """``incremental=False`` analyses every request from scratch (the reference the
         per-document cache is tested against)."""
@@ -246,8 +250,10 @@ class PythonAnalyzer(Analyzer):
         analysis = None
         if last is not None:
             source = repaired.encode("utf-8", "surrogatepass")
-            found = python_cache.reanalyse_function(last.scope_tree.source, last.tree, self._view(last, uri),
-                                                    source, pos, parse)
+            found = python_cache.reanalyse_function(
+                last.scope_tree.source, last.tree, self._view(last, uri), source, pos, parse,
+                LANGUAGE if self.parse_functions_alone else None,
+                last.span is not None and last.span.tree_is_function_only)
             if found is not None:
                 analysis = _Analysis(found.tree, found.scope_tree, repaired, found.view, found.span)
         if analysis is None:

@@ -54,6 +54,7 @@ class TileLangAnalyzer(PythonAnalyzer):
     name = "tilelang"
     grammar_dir = "tilelang"
     fragment = "statement"
+    parse_functions_alone = False  # kernels are found from the whole tree (decorators, `with T.Kernel`)
 
     def __init__(self, incremental: bool = True) -> None:
         super().__init__(incremental)

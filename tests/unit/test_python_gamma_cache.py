@@ -258,3 +258,23 @@ def test_cursor_on_a_trailing_blank_line_past_every_statement():
     doc = Document("file:///tail.py", "python", 1, "def f(a):\n    x = 1\n    \n\n", parse)
     for line in (2, 3, 4):
         compare(PythonAnalyzer(), PythonAnalyzer(incremental=False), doc, doc.offset_at(line, 4))
+
+
+def test_a_top_level_function_is_parsed_alone_and_edits_that_leave_it_are_caught():
+    """After an edit inside a top-level function only that function is parsed (its own
+    byte range); a line dedented out of it, a bracket left open at its end, or a hole in
+    another function must still give Γ from scratch."""
+    doc = _typing_document()
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    compare(cached, reference, doc, doc.offset_at(19, 4))
+    doc.apply_changes([((19, 4, 19, 4), "second = first\n    ")], doc.version + 1)
+    compare(cached, reference, doc, doc.offset_at(20, 4))
+    span = cached._documents.get(doc.uri).span
+    assert span is not None and span.tree_is_function_only
+    edits = [((20, 0, 20, 0), "LEAVES = 1\n"),  # dedented: ends main, a module binding now
+             ((21, 0, 21, 0), "    opened = (first,\n"),  # an open bracket runs into the next lines
+             ((22, 0, 22, 0), "\n")]
+    for change in edits:
+        doc.apply_changes([change], doc.version + 1)
+        for line in (change[0][0], doc.line_count - 2, 15):
+            compare(cached, reference, doc, doc.offset_at(line, len(doc.line_text(line))))
