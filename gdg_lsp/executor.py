@@ -101,115 +101,98 @@ class Executor:
         ahead = getattr(self.decoder, "prefill_ahead", None)
         prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
         try:
-            return self._run(hole, prompt, constraint, max_tokens, max_lines, deadline, cancel,
-                             temperature, seed, prefilled, measure_free_bits)
+            fragment = fragments.fragment(hole.language, hole.fragment)
+            gamma: Gamma = hole.gamma.overlay()
+            context: dict[str, Any] = dict(hole.context)
+            frames: list[int] = []  # indentation width of each header that pushed a frame
+            indent = hole.indent
+            allowed_indents: tuple[str, ...] = (hole.indent,)
+            ids = list(prompt.ids)
+            heal, heal_outside, replay, layout = prompt.heal, prompt.heal_outside, prompt.replay, ""
+            tokens_left = max_tokens
+            lines: list[str] = []
+            traces: list[StatementTrace] = []
+            stop = "max-lines"
+            for index in range(max_lines):
+                first = index == 0
+                policy_text = hole.typed if first else layout
+                choice = fragments.choose(
+                    fragment, gamma, context, policy_text, constraint, self.cache.get, grammars.accepts
+                )
+                trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
+                                       grammar=choice.grammar.text if choice.grammar else None)
+                trace.fragment = fragment.name
+                traces.append(trace)
+                if constraint != "none" and choice.rung is None:
+                    trace.dropped = "no rung of the fragment accepts the text typed so far"
+                    trace.stop_reason = stop = "no-rung"
+                    break
+                result = self.decoder.decode(DecodeSpec(
+                    prompt_ids=ids, heal=heal, heal_outside=heal_outside,
+                    replay=replay if first else layout, grammar=choice.compiled,
+                    grammar_text=choice.grammar.text if choice.grammar else None,
+                    stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
+                    deadline=deadline, cancel=cancel, prefilled=prefilled if first else None,
+                    temperature=temperature, seed=None if seed is None else seed + index,
+                    measure_free_bits=measure_free_bits,
+                ))
+                tokens_left -= result.steps
+                trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
+                trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
+                                 "mask": result.mask_seconds, "total": result.total_seconds}
+                line = result.text if first else layout + result.text
+                if not first:
+                    line_indent = line[: len(line) - len(line.lstrip(" \t"))]
+                    if not line.strip() or line_indent not in allowed_indents:
+                        trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
+                        stop = "end-of-block"
+                        break
+                    while frames and len(line_indent) <= frames[-1]:
+                        frames.pop()
+                        gamma.pop()
+                    indent = line_indent
+                if not result.natural:
+                    if result.complete_text is not None:  # cut back to a complete statement
+                        line = result.complete_text if first else layout + result.complete_text
+                    else:  # unconstrained: at least do not end inside a name
+                        line = self.analyzer.trim_partial(line, gamma)
+                    stop = result.stop_reason
+                statement = (hole.typed + line) if first else line.strip()
+                if unbound := self.analyzer.unbound_references(statement, gamma):
+                    trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
+                    stop = "unbound-name"
+                    break
+                trace.text = line
+                if not line.strip() and first:
+                    stop = result.stop_reason
+                    break
+                lines.append(line)
+                if not result.natural or result.stop_reason != STOP_NEWLINE or index + 1 == max_lines:
+                    stop = result.stop_reason if result.stop_reason != STOP_NEWLINE else "max-lines"
+                    break
+                if "\n" in result.trailing_layout:
+                    stop = "blank-line"
+                    break
+                effects = self.analyzer.statement_effects(statement, hole, gamma)
+                for binding in effects.declarations:
+                    gamma.declare(binding)
+                trace.declared = [b.name for b in effects.declarations]
+                if effects.opens_block:
+                    try:
+                        gamma.push(effects.opens_block, effects.block_bindings)
+                        frames.append(len(indent))
+                    except NestingLimitError as err:
+                        trace.dropped = str(err)
+                        stop = "nesting-limit"
+                        break
+                if effects.context is not None:
+                    context = dict(effects.context)
+                if effects.fragment is not None:
+                    fragment = fragments.fragment(hole.language, effects.fragment)
+                allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
+                ids = ids + result.token_ids
+                heal, heal_outside, layout = "", 0, result.trailing_layout
+            text = "\n".join(lines)
+            return Execution(text, traces, stop)
         finally:
             settle(prefilled)  # the backend is the caller's again only once it is over
-
-    def _run(
-        self,
-        hole: Hole,
-        prompt: Prompt,
-        constraint: str,
-        max_tokens: int,
-        max_lines: int,
-        deadline: float | None,
-        cancel: threading.Event | None,
-        temperature: float,
-        seed: int | None,
-        prefilled: Any,
-        measure_free_bits: bool,
-    ) -> Execution:
-        fragment = fragments.fragment(hole.language, hole.fragment)
-        gamma: Gamma = hole.gamma.overlay()
-        context: dict[str, Any] = dict(hole.context)
-        frames: list[int] = []  # indentation width of each header that pushed a frame
-        indent = hole.indent
-        allowed_indents: tuple[str, ...] = (hole.indent,)
-        ids = list(prompt.ids)
-        heal, heal_outside, replay, layout = prompt.heal, prompt.heal_outside, prompt.replay, ""
-        tokens_left = max_tokens
-        lines: list[str] = []
-        traces: list[StatementTrace] = []
-        stop = "max-lines"
-        for index in range(max_lines):
-            first = index == 0
-            policy_text = hole.typed if first else layout
-            choice = fragments.choose(
-                fragment, gamma, context, policy_text, constraint, self.cache.get, grammars.accepts
-            )
-            trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
-                                   grammar=choice.grammar.text if choice.grammar else None)
-            trace.fragment = fragment.name
-            traces.append(trace)
-            if constraint != "none" and choice.rung is None:
-                trace.dropped = "no rung of the fragment accepts the text typed so far"
-                trace.stop_reason = stop = "no-rung"
-                break
-            result = self.decoder.decode(DecodeSpec(
-                prompt_ids=ids, heal=heal, heal_outside=heal_outside,
-                replay=replay if first else layout, grammar=choice.compiled,
-                grammar_text=choice.grammar.text if choice.grammar else None,
-                stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
-                deadline=deadline, cancel=cancel, prefilled=prefilled if first else None,
-                temperature=temperature, seed=None if seed is None else seed + index,
-                measure_free_bits=measure_free_bits,
-            ))
-            tokens_left -= result.steps
-            trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
-            trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
-                             "mask": result.mask_seconds, "total": result.total_seconds}
-            line = result.text if first else layout + result.text
-            if not first:
-                line_indent = line[: len(line) - len(line.lstrip(" \t"))]
-                if not line.strip() or line_indent not in allowed_indents:
-                    trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
-                    stop = "end-of-block"
-                    break
-                while frames and len(line_indent) <= frames[-1]:
-                    frames.pop()
-                    gamma.pop()
-                indent = line_indent
-            if not result.natural:
-                if result.complete_text is not None:  # cut back to a complete statement
-                    line = result.complete_text if first else layout + result.complete_text
-                else:  # unconstrained: at least do not end inside a name
-                    line = self.analyzer.trim_partial(line, gamma)
-                stop = result.stop_reason
-            statement = (hole.typed + line) if first else line.strip()
-            if unbound := self.analyzer.unbound_references(statement, gamma):
-                trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
-                stop = "unbound-name"
-                break
-            trace.text = line
-            if not line.strip() and first:
-                stop = result.stop_reason
-                break
-            lines.append(line)
-            if not result.natural or result.stop_reason != STOP_NEWLINE or index + 1 == max_lines:
-                stop = result.stop_reason if result.stop_reason != STOP_NEWLINE else "max-lines"
-                break
-            if "\n" in result.trailing_layout:
-                stop = "blank-line"
-                break
-            effects = self.analyzer.statement_effects(statement, hole, gamma)
-            for binding in effects.declarations:
-                gamma.declare(binding)
-            trace.declared = [b.name for b in effects.declarations]
-            if effects.opens_block:
-                try:
-                    gamma.push(effects.opens_block, effects.block_bindings)
-                    frames.append(len(indent))
-                except NestingLimitError as err:
-                    trace.dropped = str(err)
-                    stop = "nesting-limit"
-                    break
-            if effects.context is not None:
-                context = dict(effects.context)
-            if effects.fragment is not None:
-                fragment = fragments.fragment(hole.language, effects.fragment)
-            allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
-            ids = ids + result.token_ids
-            heal, heal_outside, layout = "", 0, result.trailing_layout
-        text = "\n".join(lines)
-        return Execution(text, traces, stop)

@@ -11,12 +11,9 @@ outside Γ) with concurrent requests.
 
 from __future__ import annotations
 
-import ast
 import keyword
-import textwrap
 import threading
 import time
-import warnings
 
 import pytest
 import torch
@@ -26,7 +23,7 @@ from hypothesis import strategies as st
 from gdg_lsp.decoding.batching import SlotPool, SlotBackend, batched_step, pooled
 from gdg_lsp.decoding.engine import STOP_CANCELLED, DecodeSpec, Decoder
 from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LeanLlama, LlamaShape, build_weights
-from tests.unit.test_guarantee import _ghosts_in_order
+from tests.unit.test_guarantee import assert_no_ghosts
 
 PROMPTS = ["def f(x):\n    return", "for ab in xy:\n    print(", "if not abc:\n    x =", "import"]
 WINDOW_S = 0.05
@@ -61,23 +58,42 @@ def _greedy(backend, ids, steps: int) -> tuple[list[int], list[torch.Tensor]]:
     return tokens, seen
 
 
-def _concurrently(pool: SlotPool, jobs: list) -> list:
-    """Run each ``job(slot_backend)`` on its own thread with its own slot; their results."""
-    results: list = [None] * len(jobs)
+def _one_by_one(weights, vocab, prompts: list, steps: int) -> list:
+    """``_greedy`` over each prompt in turn on a single backend: what batching must reproduce."""
+    reference = FastLlamaBackend(weights, vocab, "reference")
+    expected = []
+    for ids in prompts:
+        reference.reset()
+        expected.append(_greedy(reference, ids, steps))
+    return expected
+
+
+def _on_threads(calls: list) -> list:
+    """Run each call on its own thread, all at once; their results (or exceptions)."""
+    results: list = [None] * len(calls)
 
     def run(index: int) -> None:
         try:
-            with pool.lease(f"file:///doc{index}.py") as slot:
-                results[index] = jobs[index](slot)
+            results[index] = calls[index]()
         except Exception as err:  # handed to the test
             results[index] = err
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(120)
     return results
+
+
+def _concurrently(pool: SlotPool, jobs: list) -> list:
+    """Run each ``job(slot_backend)`` on its own thread with its own slot; their results."""
+
+    def leased(index: int):
+        with pool.lease(f"file:///doc{index}.py") as slot:
+            return jobs[index](slot)
+
+    return _on_threads([lambda i=i: leased(i) for i in range(len(jobs))])
 
 
 @pytest.fixture
@@ -165,12 +181,8 @@ def test_drafts_through_slots_decode_what_fast_llama_does(tiny_vocab, pool_facto
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
 def test_concurrent_requests_decode_what_sequential_ones_do(tiny_vocab, pool_factory, kind):
     weights = _weights(tiny_vocab, kind)
-    reference = FastLlamaBackend(weights, tiny_vocab, "reference")
     prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
-    expected = []
-    for ids in prompts:
-        reference.reset()
-        expected.append(_greedy(reference, ids, 24))
+    expected = _one_by_one(weights, tiny_vocab, prompts, 24)
     pool = pool_factory(weights, tiny_vocab)
     got = _concurrently(pool, [lambda slot, ids=ids: _greedy(slot, ids, 24) for ids in prompts])
     for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
@@ -338,12 +350,8 @@ def test_static_slots_step_together_as_the_graphs_would(tiny_vocab):
     from gdg_lsp.decoding.cuda_graphs import StaticLlama
 
     weights = _weights(tiny_vocab)
-    reference = FastLlamaBackend(weights, tiny_vocab, "reference")
     prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
-    expected = []
-    for ids in prompts:
-        reference.reset()
-        expected.append(_greedy(reference, ids, 30))
+    expected = _one_by_one(weights, tiny_vocab, prompts, 30)
     pool = SlotPool(weights, tiny_vocab, "static", slots=3, window_s=WINDOW_S,
                     make_model=lambda w: StaticLlama(w, capacity=32, use_graph=False))
     try:
@@ -423,35 +431,9 @@ def test_concurrent_suggestions_reference_only_their_gamma(names, seed, tiny_voc
                 seed=seed + index)
         return hole, params, execution
 
-    results: list = [None] * len(names)
-
-    def run(i: int) -> None:
-        try:
-            results[i] = request(i)
-        except Exception as err:  # reported by the assertion below
-            results[i] = err
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(names))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    for index, result in enumerate(results):
+    for result in _on_threads([lambda i=i: request(i) for i in range(len(names))]):
         assert not isinstance(result, Exception), result
         hole, params, execution = result
         assert all(trace.rung in ("gamma", None) for trace in execution.statements)
-        if not execution.text.strip():
-            continue
-        lines = f"def f{index}({params}):\n{textwrap.indent(execution.text.strip(chr(10)), '    ')}\n".splitlines()
-        while lines:  # statements cut by the budget may be incomplete: judge the complete ones
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse("\n".join(lines) + ("\n        pass" if lines[-1].rstrip().endswith(":") else ""))
-                break
-            except SyntaxError:
-                lines.pop()
-        else:
-            continue
-        ghosts = _ghosts_in_order(tree.body[0].body, set(hole.gamma.names()))
-        assert not ghosts, (ghosts, execution.text)
+        if execution.text.strip():
+            assert_no_ghosts(f"def f({params})", execution.text, set(hole.gamma.names()))

@@ -62,20 +62,26 @@ def test_extend_gives_the_logits_of_each_step_and_truncate_forgets(tiny_vocab):
     """A draft checked in one forward: row i is what a step over token i gives, and
     a refused draft's tail is forgotten so that the next step sees only the kept part."""
     _, lean = _pair(tiny_vocab)
-    assert lean.extends_exactly and Decoder(lean).draft_tokens > 0
-    prompt = tiny_vocab.encode("def f(x):\n    return x").ids
-    draft = tiny_vocab.encode(" + len(xy)").ids
-    lean.prefill(prompt)
-    stepped = torch.stack([lean.step(t) for t in draft])
-    lean.prefill(prompt)
-    rows = lean.extend(draft)
+    assert_drafts_are_steps(lean, tiny_vocab)
+
+
+def assert_drafts_are_steps(backend, vocab) -> None:
+    """``backend`` drafts, its ``extend`` rows are its steps' logits, and a truncation
+    leaves the next step where the kept part of the draft left it."""
+    assert backend.extends_exactly and Decoder(backend).draft_tokens > 0
+    prompt = vocab.encode("def f(x):\n    return x").ids
+    draft = vocab.encode(" + len(xy)").ids
+    backend.prefill(prompt)
+    stepped = torch.stack([backend.step(t) for t in draft])
+    backend.prefill(prompt)
+    rows = backend.extend(draft)
     assert rows.shape == stepped.shape
     torch.testing.assert_close(rows, stepped, atol=1e-4, rtol=1e-4)
-    lean.truncate(len(prompt) + 2)  # keep two draft tokens, refuse the rest
-    other = tiny_vocab.encode("(").ids[0]
-    lean_after = lean.step(other)
-    lean.prefill(prompt + draft[:2])
-    torch.testing.assert_close(lean_after, lean.step(other), atol=1e-4, rtol=1e-4)
+    backend.truncate(len(prompt) + 2)  # keep two draft tokens, refuse the rest
+    other = vocab.encode("(").ids[0]
+    after = backend.step(other)
+    backend.prefill(prompt + draft[:2])
+    torch.testing.assert_close(after, backend.step(other), atol=1e-4, rtol=1e-4)
 
 
 def test_int8_weights_decode_without_drafts(tiny_vocab):

@@ -75,6 +75,26 @@ def _ghosts_in_order(body: list[ast.stmt], gamma: set[str]) -> set[str]:
     return ghosts
 
 
+def assert_no_ghosts(header: str, suggestion: str, gamma: set[str]) -> None:
+    """A suggestion decoded as the body of ``header`` loads nothing outside Γ and its
+    own earlier statements. Statements cut by the budget may be incomplete: the
+    complete ones are judged."""
+    body = textwrap.indent(suggestion.strip("\n"), "    ")
+    lines = f"{header}:\n{body}\n".splitlines()
+    while lines:
+        try:
+            with warnings.catch_warnings():  # a random model writes odd escapes; only names matter here
+                warnings.simplefilter("ignore")
+                tree = ast.parse("\n".join(lines) + ("\n        pass" if lines[-1].rstrip().endswith(":") else ""))
+            break
+        except SyntaxError:
+            lines.pop()
+    else:
+        return
+    ghosts = _ghosts_in_order(tree.body[0].body, gamma)
+    assert not ghosts, (ghosts, suggestion)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(names=st.lists(IDENT, min_size=1, max_size=8, unique=True), seed=st.integers(0, 10_000), max_lines=st.integers(1, 3))
 def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vocab):
@@ -96,22 +116,7 @@ def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vo
     text = execution.text
     if not text.strip():
         return
-    body = textwrap.indent(text.strip("\n"), "    ")
-    source = f"def f({params}):\n{body}\n"
-    # statements cut by the budget may not be complete; judge the complete ones
-    lines = source.splitlines()
-    while lines:
-        try:
-            with warnings.catch_warnings():  # a random model writes odd escapes; only names matter here
-                warnings.simplefilter("ignore")
-                tree = ast.parse("\n".join(lines) + ("\n        pass" if lines[-1].rstrip().endswith(":") else ""))
-            break
-        except SyntaxError:
-            lines.pop()
-    else:
-        return
-    ghosts = _ghosts_in_order(tree.body[0].body, set(hole.gamma.names()))
-    assert not ghosts, (ghosts, text)
+    assert_no_ghosts(f"def f({params})", text, set(hole.gamma.names()))
 
 
 _CACHE: dict = {}
