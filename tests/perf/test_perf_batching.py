@@ -58,14 +58,22 @@ def _greedy(backend, ids, steps: int) -> tuple[list[int], list[torch.Tensor]]:
     return tokens, seen
 
 
-def _one_by_one(weights, vocab, prompts: list, steps: int) -> list:
+def _one_by_one(weights, vocab, prompts: list, steps: int, reference=None) -> list:
     """``_greedy`` over each prompt in turn on a single backend: what batching must reproduce."""
-    reference = FastLlamaBackend(weights, vocab, "reference")
+    reference = reference or FastLlamaBackend(weights, vocab, "reference")
     expected = []
     for ids in prompts:
         reference.reset()
         expected.append(_greedy(reference, ids, steps))
     return expected
+
+
+def _assert_same_decoding(expected: list, got: list, tolerance: float) -> None:
+    """The same greedy tokens, and logits within ``tolerance``, request by request."""
+    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
+        assert got_tokens == tokens
+        for e, g in zip(logits, got_logits):
+            torch.testing.assert_close(g, e, atol=tolerance, rtol=tolerance)
 
 
 def _on_threads(calls: list) -> list:
@@ -185,10 +193,7 @@ def test_concurrent_requests_decode_what_sequential_ones_do(tiny_vocab, pool_fac
     expected = _one_by_one(weights, tiny_vocab, prompts, 24)
     pool = pool_factory(weights, tiny_vocab)
     got = _concurrently(pool, [lambda slot, ids=ids: _greedy(slot, ids, 24) for ids in prompts])
-    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
-        assert got_tokens == tokens
-        for e, g in zip(logits, got_logits):
-            torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
+    _assert_same_decoding(expected, got, 1e-4)
     # the steps really were shared: most forwards ran with more than one row
     assert max(pool.batch_sizes) >= 2, pool.batch_sizes
     assert sum(n for size, n in pool.batch_sizes.items() if size > 1) > 24 // 2
@@ -359,10 +364,7 @@ def test_static_slots_step_together_as_the_graphs_would(tiny_vocab):
         assert all(isinstance(s.model, StaticLlama) and s.model.cache.capacity > 32 for s in pool._slots)
     finally:
         pool.close()
-    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
-        assert got_tokens == tokens
-        for e, g in zip(logits, got_logits):
-            torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
+    _assert_same_decoding(expected, got, 1e-4)
     assert max(pool.batch_sizes) >= 2 and pool._graphs.captures == 0  # eager: no graph on a CPU
 
 
@@ -375,10 +377,7 @@ def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
     weights = _weights(tiny_vocab, device="cuda")
     reference = GraphLlamaBackend(weights, tiny_vocab, "reference", "cuda", capacity=512)
     prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
-    expected = []
-    for ids in prompts:
-        reference.reset()
-        expected.append(_greedy(reference, ids, 24))
+    expected = _one_by_one(weights, tiny_vocab, prompts, 24, reference)
     pool = SlotPool(weights, tiny_vocab, "pool", "cuda", slots=3, window_s=WINDOW_S)
     try:
         alone = _concurrently(pool, [lambda slot: _greedy(slot, prompts[0], 24)])[0]  # batches of one: the graph
@@ -388,10 +387,7 @@ def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
         got = _concurrently(pool, [lambda slot, ids=ids: _greedy(slot, ids, 24) for ids in prompts])
     finally:
         pool.close()
-    for (tokens, logits), (got_tokens, got_logits) in zip(expected, got):
-        assert got_tokens == tokens
-        for e, g in zip(logits, got_logits):
-            torch.testing.assert_close(g, e, atol=1e-3, rtol=1e-3)
+    _assert_same_decoding(expected, got, 1e-3)
     assert max(pool.batch_sizes) >= 2
     assert pool._graphs.captures >= 1 and pool._graphs.replays >= 1
 
