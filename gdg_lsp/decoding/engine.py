@@ -144,7 +144,6 @@ class Decoder:
         """Tokens whose logits came from a draft's forward instead of a step of their own."""
         self._draft: list[int] = []
         self._draft_rows: list[torch.Tensor] = []
-        self._length = 0
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
     def prefill_ahead(self, ids: Sequence[int]) -> Future:
@@ -203,7 +202,7 @@ class Decoder:
         else:
             logits = self.backend.prefill(spec.prompt_ids)
         prefill_seconds = time.perf_counter() - prefill_began
-        self._draft, self._draft_rows, self._length = [], [], len(spec.prompt_ids)
+        self._draft, self._draft_rows = [], []
 
         for _ in range(spec.max_tokens):
             if spec.cancel is not None and spec.cancel.is_set():
@@ -287,10 +286,10 @@ class Decoder:
         if self._draft:
             expected, row = self._draft.pop(0), self._draft_rows.pop(0)
             if token == expected:
-                self._length += 1
                 self.draft_hits += 1
                 return row
-            self.backend.truncate(self._length)  # the cache holds the rest of a refused draft
+            # the cache holds the rest of a refused draft: keep the prompt and the tokens before this one
+            self.backend.truncate(len(spec.prompt_ids) + len(ids) - 1)
             self._draft, self._draft_rows = [], []
         draft = []
         if self.draft_tokens and tokens_left > 1:
@@ -300,7 +299,6 @@ class Decoder:
                     if b"\n" in self.vocab.token_bytes[d]:
                         draft = draft[: i + 1]
                         break
-        self._length += 1
         if not draft:
             return self.backend.step(token)
         rows = self.backend.extend([token, *draft])
