@@ -54,7 +54,7 @@ import torch
 
 from gdg_lsp.decoding.backends import BackendStats, common_prefix
 from gdg_lsp.decoding.cuda_graphs import BatchedGraphs, StaticLlama
-from gdg_lsp.decoding.fast_llama import LeanLlama, LlamaWeights, apply_rope, rms_norm
+from gdg_lsp.decoding.fast_llama import LeanLlama, LlamaWeights, apply_rope, causal_mask, feed_forward, rms_norm
 from gdg_lsp.decoding.linear import Int8Linear, Linear
 from gdg_lsp.decoding.vocab import Vocabulary
 
@@ -103,10 +103,7 @@ def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[in
     at = torch.tensor([start + i for start, n in zip(starts, counts) for i in range(n)], dtype=torch.long, device=device)
     cos = first._cos.index_select(0, at)[:, None, :]  # [rows, 1, D]: each row at its own position
     sin = first._sin.index_select(0, at)[:, None, :]
-    masks = []
-    for start, n in zip(starts, counts):  # causal over a run's new tokens, as LeanLlama.forward
-        rows = torch.arange(n, device=device)[:, None] + start
-        masks.append(None if n == 1 else (torch.arange(start + n, device=device)[None, :] <= rows).repeat(G, 1))
+    masks = [causal_mask(start, n, G, device) for start, n in zip(starts, counts)]
     for index, layer in enumerate(w.layers):
         x = rms_norm(h, layer.ln1, s.rms_eps)
         qkv = _linear(layer.qkv, x)
@@ -123,10 +120,7 @@ def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[in
             attn = torch.nn.functional.scaled_dot_product_attention(
                 qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=first._scale)
             outs.append(attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D))
-        h = h + _linear(layer.o, torch.cat(outs))
-        x = rms_norm(h, layer.ln2, s.rms_eps)
-        gate, up = _linear(layer.gate_up, x).chunk(2, dim=-1)
-        h = h + _linear(layer.down, torch.nn.functional.silu(gate) * up)
+        h = feed_forward(h + _linear(layer.o, torch.cat(outs)), layer, s.rms_eps, _linear)
     for model, start, n in zip(models, starts, counts):
         model.cache.length = start + n
     normed = rms_norm(h, w.norm, s.rms_eps)

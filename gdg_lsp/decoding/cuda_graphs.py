@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LeanLlama, LlamaWeights, apply_rope, rms_norm
+from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LeanLlama, LlamaWeights, apply_rope, feed_forward, rms_norm
 from gdg_lsp.decoding.vocab import Vocabulary
 
 DEFAULT_CAPACITY = 4096
@@ -87,10 +87,7 @@ class StaticLlama(LeanLlama):
             attn = torch.nn.functional.scaled_dot_product_attention(
                 qg, keys, values, attn_mask=visible, scale=self._scale)
             out = attn.reshape(H, 1, D).transpose(0, 1).reshape(1, H * D)
-            h = h + layer.o(out)
-            x = rms_norm(h, layer.ln2, s.rms_eps)
-            gate, up = layer.gate_up(x).chunk(2, dim=-1)
-            h = h + layer.down(torch.nn.functional.silu(gate) * up)
+            h = feed_forward(h + layer.o(out), layer, s.rms_eps)
         last = rms_norm(h, w.norm, s.rms_eps)
         return w.head(last)[0].float()
 
@@ -186,10 +183,7 @@ def static_batched_step(models: Sequence[StaticLlama], tokens: torch.Tensor, pos
             attn = torch.nn.functional.scaled_dot_product_attention(
                 q[b].reshape(KV, G, D), keys, values, attn_mask=visible[b], scale=first._scale)
             rows.append(attn.reshape(H * D))
-        h = h + layer.o(torch.stack(rows))
-        x = rms_norm(h, layer.ln2, s.rms_eps)
-        gate, up = layer.gate_up(x).chunk(2, dim=-1)
-        h = h + layer.down(torch.nn.functional.silu(gate) * up)
+        h = feed_forward(h + layer.o(torch.stack(rows)), layer, s.rms_eps)
     return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
 
 

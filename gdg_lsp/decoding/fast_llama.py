@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -222,6 +223,25 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return (x.float() * cos + rotated.float() * sin).to(x.dtype)
 
 
+def causal_mask(start: int, n: int, group: int, device: Any) -> torch.Tensor | None:
+    """Attention mask of ``n`` new tokens after ``start`` cached ones, for the G*n query
+    rows of grouped-query attention: causal over the new tokens, everything before
+    them visible; None for a single token (it sees the whole cache)."""
+    if n == 1:
+        return None
+    rows = torch.arange(n, device=device)[:, None] + start
+    return (torch.arange(start + n, device=device)[None, :] <= rows).repeat(group, 1)
+
+
+def feed_forward(h: torch.Tensor, layer: "LayerWeights", eps: float,
+                 linear: Callable[[Linear, torch.Tensor], torch.Tensor] = lambda lin, x: lin(x)) -> torch.Tensor:
+    """The residual stream after a layer's MLP half (SwiGLU). ``linear`` applies a
+    projection (the batched step runs int8 ones row by row)."""
+    x = rms_norm(h, layer.ln2, eps)
+    gate, up = linear(layer.gate_up, x).chunk(2, dim=-1)
+    return h + linear(layer.down, torch.nn.functional.silu(gate) * up)
+
+
 class KVCache:
     """Keys and values per layer, [kv_heads, capacity, head_dim], grown by doubling."""
 
@@ -277,10 +297,7 @@ class LeanLlama:
         tokens = torch.tensor(list(ids), dtype=torch.long, device=w.device)
         h = w.embed_rows(tokens).to(w.dtype)
         cos, sin = self._cos[start : start + n], self._sin[start : start + n]
-        mask = None
-        if n > 1:  # causal over the new tokens, everything before them visible
-            rows = torch.arange(n, device=w.device)[:, None] + start
-            mask = (torch.arange(start + n, device=w.device)[None, :] <= rows).repeat(s.group, 1)
+        mask = causal_mask(start, n, s.group, w.device)
         H, KV, D, G = s.heads, s.kv_heads, s.head_dim, s.group
         for index, layer in enumerate(w.layers):
             x = rms_norm(h, layer.ln1, s.rms_eps)
@@ -299,10 +316,7 @@ class LeanLlama:
             attn = torch.nn.functional.scaled_dot_product_attention(
                 qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=self._scale)
             out = attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D)
-            h = h + layer.o(out)
-            x = rms_norm(h, layer.ln2, s.rms_eps)
-            gate, up = layer.gate_up(x).chunk(2, dim=-1)
-            h = h + layer.down(torch.nn.functional.silu(gate) * up)
+            h = feed_forward(h + layer.o(out), layer, s.rms_eps)
         cache.length = start + n
         if every_position:
             return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
