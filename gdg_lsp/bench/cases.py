@@ -35,6 +35,13 @@ class HoleCase:
     """What the original code had at the hole (for exact match), from the cursor on."""
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def document(self) -> Any:
+        """The case's text as an open document (version 1), parsed as the server would."""
+        from gdg_lsp import languages
+        from gdg_lsp.documents import Document
+
+        return Document(self.uri, self.language, 1, self.text, languages.analyzer(self.language, self.text).parser())
+
 
 @dataclass
 class OracleResult:

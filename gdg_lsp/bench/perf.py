@@ -146,14 +146,12 @@ def load_backend(setting: str, args: argparse.Namespace, engine: str):
 
 
 def bench_decode(service, cases, args: argparse.Namespace) -> dict[str, Any]:
-    from gdg_lsp import languages
-    from gdg_lsp.documents import Document
     from gdg_lsp.settings import Settings
 
     stats = service.backend.stats
     rows: dict[str, list[dict[str, float]]] = {arm: [] for arm in ARMS}
     for case in cases:
-        doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+        doc = case.document()
         # untimed: the document's prompt in the KV cache, as in an editing session
         service.complete(doc.snapshot(), case.cursor, Settings(constraint="none", max_tokens=1, timeout_ms=60000))
         for arm in ARMS:
@@ -208,10 +206,8 @@ def bench_new_prompt(service, cases, args: argparse.Namespace) -> dict[str, Any]
     is cached (a file just opened, a jump elsewhere), with the prompt prefilled while
     the grammar compiles (what the service does) and one after the other (the
     baseline), alternating per hole so that load changes hit both alike."""
-    from gdg_lsp import languages
     from gdg_lsp.decoding.engine import Decoder
     from gdg_lsp.decoding.grammars import GrammarCache
-    from gdg_lsp.documents import Document
     from gdg_lsp.settings import Settings
 
     class Sequential(Decoder):
@@ -223,7 +219,7 @@ def bench_new_prompt(service, cases, args: argparse.Namespace) -> dict[str, Any]
     times: dict[str, list[float]] = {name: [] for name in decoders}
     try:
         for index, case in enumerate(cases):
-            doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+            doc = case.document()
             order = list(decoders) if index % 2 == 0 else list(reversed(decoders))
             for name in order:
                 backend.reset()
@@ -242,8 +238,6 @@ def bench_drafts(service, cases, args: argparse.Namespace) -> dict[str, Any] | N
     """Warm scope requests with drafts looked up in the context (the default) and
     without, alternating per hole: time per token, model forwards per token, and
     whether the suggestions are the same (they must be, up to float rounding)."""
-    from gdg_lsp import languages
-    from gdg_lsp.documents import Document
     from gdg_lsp.settings import Settings
 
     decoder, stats = service.decoder, service.backend.stats
@@ -256,7 +250,7 @@ def bench_drafts(service, cases, args: argparse.Namespace) -> dict[str, Any] | N
     hits0, drafted0 = decoder.draft_hits, decoder.drafted
     try:
         for index, case in enumerate(cases):
-            doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+            doc = case.document()
             service.complete(doc.snapshot(), case.cursor, settings)  # untimed: grammar compiled, prompt cached
             for name in (("drafts", "steps") if index % 2 == 0 else ("steps", "drafts")):
                 decoder.draft_tokens = default if name == "drafts" else 0

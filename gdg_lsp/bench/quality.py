@@ -20,7 +20,6 @@ from typing import Any
 
 from gdg_lsp import languages
 from gdg_lsp.bench.cases import HoleCase
-from gdg_lsp.documents import Document
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
 
@@ -174,7 +173,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for index, case in enumerate(cases, 1):
         if workspace_for is not None:
             service.workspace = workspace_for(case, args)
-        doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
+        doc = case.document()
         # Untimed: put this document's prompt in the KV cache, as an editor session
         # has it when the user types, so that no arm pays a cold prefill for the others.
         prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
