@@ -190,8 +190,8 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
         print(json.dumps(report, indent=2) if args.json else report["text"])
         return 0
 
-    from gdg_lsp.decoding import models
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.backends import models
+    from gdg_lsp.service.local import CompletionService
 
     device, warning = models.resolve_device(settings.device)
     if warning:
@@ -228,7 +228,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
 
 
 def _model(args: argparse.Namespace) -> int:
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     spec = models.resolve(args.model)
     if args.action == "info":

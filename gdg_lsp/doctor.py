@@ -40,7 +40,7 @@ def run_doctor() -> int:
 
     _line(True, "device", "cuda available" if torch.cuda.is_available() else f"cpu ({os.cpu_count()} cores)")
 
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
     from gdg_lsp.errors import ModelUnavailableError
 
     try:

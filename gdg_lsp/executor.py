@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdg_lsp import fragments
-from gdg_lsp.decoding import grammars
+from gdg_lsp.grammar import xgrammar_engine as grammars
 from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeSpec, Decoder, settle
-from gdg_lsp.decoding.grammars import GrammarCache
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
 from gdg_lsp.languages.base import Analyzer, Hole
@@ -77,7 +77,7 @@ class Execution:
 class Executor:
     def __init__(self, analyzer: Analyzer, decoder: Decoder, cache: GrammarCache) -> None:
         # ``decoder`` is anything with Decoder's ``decode(DecodeSpec) -> DecodeResult``
-        # (the local loop, or gdg_lsp.decoding.remote.RemoteDecoder)
+        # (the local loop, or gdg_lsp.backends.remote.RemoteDecoder)
         self.analyzer = analyzer
         self.decoder = decoder
         self.cache = cache

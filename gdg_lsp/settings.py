@@ -17,7 +17,7 @@ import cattrs
 
 CONSTRAINTS = ("none", "syntax", "scope")
 DEVICES = ("auto", "cpu", "cuda")
-ENGINES = ("auto", "lean", "lean-int8", "transformers")  # gdg_lsp.decoding.models.ENGINES
+ENGINES = ("auto", "lean", "lean-int8", "transformers")  # gdg_lsp.backends.models.ENGINES
 BACKENDS = ("local", "remote")
 ENGINE_KINDS = ("vllm", "llamacpp")
 FALLBACKS = ("local", "none")

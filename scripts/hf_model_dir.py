@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from gdg_lsp.decoding import models
+from gdg_lsp.backends import models
 
 
 def main(argv: list[str]) -> int:

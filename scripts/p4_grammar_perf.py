@@ -28,9 +28,9 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from gdg_lsp import fragments
-    from gdg_lsp.bench import p4 as bench
-    from gdg_lsp.decoding import models
-    from gdg_lsp.decoding.vocab import HFVocabulary
+    from gdg_lsp.languages.p4 import bench
+    from gdg_lsp.backends import models
+    from gdg_lsp.vocab import HFVocabulary
     from gdg_lsp.documents import Document
     from gdg_lsp.languages import analyzer
     from gdg_lsp.languages.base import Hole, WorkspaceContext

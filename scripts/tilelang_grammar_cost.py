@@ -20,10 +20,10 @@ import xgrammar as xgr
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tilelang"))
 
 from gdg_lsp import fragments, languages  # noqa: E402
-from gdg_lsp.bench import tilelang as plugin  # noqa: E402
+from gdg_lsp.languages.tilelang import bench as plugin  # noqa: E402
 from gdg_lsp.decoding import models  # noqa: E402
-from gdg_lsp.decoding.grammars import GrammarCache  # noqa: E402
-from gdg_lsp.decoding.vocab import HFVocabulary  # noqa: E402
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache  # noqa: E402
+from gdg_lsp.vocab import HFVocabulary  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,14 +84,14 @@ TINY_TOKENS = sorted(
 
 @pytest.fixture(scope="session")
 def tiny_vocab():
-    from gdg_lsp.decoding.vocab import ListVocabulary
+    from gdg_lsp.vocab import ListVocabulary
 
     return ListVocabulary(TINY_TOKENS)
 
 
 @pytest.fixture(scope="session")
 def random_backend(tiny_vocab):
-    from gdg_lsp.decoding.models import random_backend
+    from gdg_lsp.backends.models import random_backend
 
     return random_backend(tiny_vocab, seed=0)
 
@@ -101,8 +101,8 @@ def smol_vocab():
     """The default model's tokenizer, without its weights."""
     from transformers import AutoTokenizer
 
-    from gdg_lsp.decoding import models
-    from gdg_lsp.decoding.vocab import HFVocabulary
+    from gdg_lsp.backends import models
+    from gdg_lsp.vocab import HFVocabulary
 
     spec = models.resolve("default")
     converted = models.converted_dir(spec)
@@ -115,13 +115,13 @@ def smol_vocab():
 
 @pytest.fixture(scope="session")
 def smol_cache(smol_vocab):
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
     return GrammarCache(smol_vocab)
 
 
 @pytest.fixture(scope="session")
 def real_backend():
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     return models.load(models.resolve("default"), "cpu")

@@ -132,7 +132,7 @@ def model_setting(args: argparse.Namespace, scratch: Path) -> str:
 
 
 def load_backend(setting: str, args: argparse.Namespace, engine: str):
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     device, warning = models.resolve_device(args.device)
     if warning:
@@ -207,7 +207,7 @@ def bench_new_prompt(service, cases, args: argparse.Namespace) -> dict[str, Any]
     the grammar compiles (what the service does) and one after the other (the
     baseline), alternating per hole so that load changes hit both alike."""
     from gdg_lsp.decoding.engine import Decoder
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
     from gdg_lsp.settings import Settings
 
     class Sequential(Decoder):
@@ -292,11 +292,11 @@ def bench_batch(backend, cases, args: argparse.Namespace, sizes: list[int]) -> d
     import threading
 
     from gdg_lsp import languages
-    from gdg_lsp.decoding.batching import SlotPool
-    from gdg_lsp.decoding.fast_llama import FastLlamaBackend
+    from gdg_lsp.backends.lean.batching import SlotPool
+    from gdg_lsp.backends.lean.llama import FastLlamaBackend
     from gdg_lsp.documents import Document
     from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.service.local import CompletionService
     from gdg_lsp.settings import Settings
 
     workspace = WorkspaceContext(roots=[args.corpus])
@@ -433,8 +433,8 @@ def _module_with_names(count: int, tag: str) -> tuple[str, int]:
 
 def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]]:
     from gdg_lsp import fragments, languages
-    from gdg_lsp.decoding import grammars
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar import xgrammar_engine as grammars
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
     from gdg_lsp.documents import Document
     from gdg_lsp.languages.base import NoHole, WorkspaceContext
 
@@ -498,7 +498,7 @@ def corpus_module(corpus: Path, lines: int) -> str:
     """About ``lines`` lines of real Python (corpus modules end to end, cut before a
     top-level definition so that no block or string is left open), then a function
     to type in."""
-    from gdg_lsp.bench.python import corpus_files
+    from gdg_lsp.languages.python.bench import corpus_files
 
     files = corpus_files(corpus)
     if not files:
@@ -818,9 +818,9 @@ def render(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from gdg_lsp.bench.python import cut_holes
+    from gdg_lsp.languages.python.bench import cut_holes
     from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.service.local import CompletionService
 
     began = time.perf_counter()
     sections: dict[str, float] = {}

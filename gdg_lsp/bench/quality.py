@@ -1,7 +1,7 @@
 """``gdg-lsp bench quality``: how often each arm invents names, and what it costs.
 
 Holes are cut from real code by the language's plug-in
-(``gdg_lsp.bench.<language>``), asked through the same CompletionService the
+(``gdg_lsp.languages.<language>.bench``), asked through the same CompletionService the
 server uses, once per arm, and judged by the plug-in's independent oracle.
 Output: a JSON file with every case, a markdown table, and PNG plots.
 """
@@ -9,8 +9,6 @@ Output: a JSON file with every case, a markdown table, and PNG plots.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import statistics
 import sys
@@ -19,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from gdg_lsp import languages
-from gdg_lsp.bench.cases import HoleCase
+from gdg_lsp.languages.cases import HoleCase
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
 
 
 def plugins() -> list[str]:
-    """The languages with a benchmark plug-in (``gdg_lsp.bench.<language>``)."""
-    return [lang for lang in languages.supported() if importlib.util.find_spec(f"gdg_lsp.bench.{lang}") is not None]
+    """The languages with a benchmark plug-in (``gdg_lsp.languages.<language>.bench``)."""
+    return languages.benchmarked()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -149,12 +147,12 @@ def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Pa
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
     from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.service.local import CompletionService
     from gdg_lsp.settings import Settings
 
-    plugin = importlib.import_module(f"gdg_lsp.bench.{args.lang}")
+    plugin = languages.bench_plugin(args.lang)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     cases: list[HoleCase] = plugin.cut_holes(args.corpus, args.n, args.seed)
     print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)

@@ -33,7 +33,7 @@ SHAPES: dict[str, dict[str, Any]] = {
 
 def default_tokenizer_dir() -> Path:
     """A folder with the default model's tokenizer (converting the GGUF's tokenizer if needed)."""
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     spec = models.resolve("default")
     converted = models.converted_dir(spec)
@@ -59,7 +59,7 @@ def write_random_model(folder: Path, shape: str = "tiny", tokenizer_dir: Path | 
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; expected one of {', '.join(SHAPES)}")

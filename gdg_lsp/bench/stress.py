@@ -118,7 +118,7 @@ class SlowRandomBackend:
     def __init__(self, vocab: Any, step_seconds: float, seed: int = 0) -> None:
         import torch
 
-        from gdg_lsp.decoding.backends import BackendStats
+        from gdg_lsp.backends.base import BackendStats
 
         self.vocab = vocab
         self.name = f"slow-random-{seed}"
@@ -132,7 +132,7 @@ class SlowRandomBackend:
         self._ids = []
 
     def prefill(self, ids):
-        from gdg_lsp.decoding.backends import common_prefix
+        from gdg_lsp.backends.base import common_prefix
 
         if not ids:
             raise ValueError("empty prompt")
@@ -162,7 +162,7 @@ def slow_random_resolver(step_seconds: float, seed: int = 0):
 
     def resolve(settings, progress):
         def load(device: str):
-            from gdg_lsp.decoding.vocab import ListVocabulary
+            from gdg_lsp.vocab import ListVocabulary
 
             return SlowRandomBackend(ListVocabulary(STORM_TOKENS), step_seconds, seed)
 
@@ -342,7 +342,8 @@ def gamma_of(count: int, seed: int = 0, hostile: bool = True):
 
 def name_fragment():
     """A fragment whose one slot is the Variable names of Γ: ``root ::= %name%``."""
-    from gdg_lsp import ebnf, fragments
+    from gdg_lsp import fragments
+    from gdg_lsp.fragments import ebnf
 
     slot = fragments.SlotSpec("name", {"gamma": {"sort": "Variable"}})
     return fragments.Fragment("stress", "slot", "Name", ("gamma",), ebnf.parse("root ::= %name%"), {"name": slot})

@@ -37,7 +37,7 @@ import torch
 import xgrammar as xgr
 
 from gdg_lsp.decoding import drafts
-from gdg_lsp.decoding.backends import ModelBackend
+from gdg_lsp.backends.base import ModelBackend
 
 STOP_NEWLINE = "newline"
 STOP_GRAMMAR = "grammar-complete"
@@ -66,7 +66,7 @@ class DecodeSpec:
     """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
     grammar_text: str | None = None
     """The text ``grammar`` was compiled from, for decoders that hand the grammar to
-    another engine (gdg_lsp.decoding.remote); the local loop does not read it."""
+    another engine (gdg_lsp.backends.remote); the local loop does not read it."""
     stop_at_newline: bool = True
     region_may_start_blank: bool = True
     """False when the region starts after the line's indentation: a blank there would

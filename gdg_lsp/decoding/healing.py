@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gdg_lsp.decoding.vocab import Encoding, Vocabulary
+from gdg_lsp.vocab import Encoding, Vocabulary
 
 _TAIL = re.compile(r"\s*\w*\Z")
 MAX_HEAL_CHARS = 96

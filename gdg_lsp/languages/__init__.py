@@ -1,70 +1,41 @@
-"""Language analyzers, one module each; this registry maps documents to them.
+"""Language analysis: one package per language, found through ``registry``.
 
-Adding a language: a module here with an ``Analyzer`` subclass, a folder in
-``grammars/``, an entry in ``_FACTORIES`` (and in ``_EXTENSIONS`` for files
-opened headlessly), and tests.
+What the rest of the code asks of languages goes through the functions here:
+which language a document is, its (shared, stateful) analyzer, and dropping
+what analyzers keep for a closed document. The list itself is
+``registry.LANGUAGES``; adding a language is a package, a line there and a
+folder in ``grammars/`` (docs/ARCHITECTURE.md, "Adding a language").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from pathlib import Path
 
-from gdg_lsp.errors import UnknownLanguageError
+from gdg_lsp.languages import registry
 from gdg_lsp.languages.base import Analyzer
 
-
-def _python() -> Analyzer:
-    from gdg_lsp.languages.python import PythonAnalyzer
-
-    return PythonAnalyzer()
-
-
-def _sql() -> Analyzer:
-    from gdg_lsp.languages.sql import SqlAnalyzer
-
-    return SqlAnalyzer()
-
-
-def _tilelang() -> Analyzer:
-    from gdg_lsp.languages.tilelang import TileLangAnalyzer
-
-    return TileLangAnalyzer()
-
-
-def _p4() -> Analyzer:
-    from gdg_lsp.languages.p4 import P4Analyzer
-
-    return P4Analyzer()
-
-
-_FACTORIES: dict[str, Callable[[], Analyzer]] = {
-    "python": _python,
-    "sql": _sql,
-    "tilelang": _tilelang,
-    "p4": _p4,
-}
-_EXTENSIONS = {".py": "python", ".pyi": "python", ".sql": "sql", ".p4": "p4"}
 _INSTANCES: dict[str, Analyzer] = {}
 
 
 def supported() -> list[str]:
-    return sorted(_FACTORIES)
+    return registry.names()
 
 
 def language_for_path(path: str | Path) -> str:
-    suffix = Path(path).suffix.lower()
-    if suffix not in _EXTENSIONS:
-        raise UnknownLanguageError(suffix or str(path))
-    return _EXTENSIONS[suffix]
+    return registry.for_path(path).name
+
+
+def resolve_language(language_id: str, text: str | None = None) -> str:
+    return registry.resolve(language_id, text).name
 
 
 def analyzer(language_id: str, text: str | None = None) -> Analyzer:
     """The analyzer for an LSP languageId (``text`` lets a language claim a file by content)."""
-    key = resolve_language(language_id, text)
-    if key not in _INSTANCES:
-        _INSTANCES[key] = _FACTORIES[key]()
-    return _INSTANCES[key]
+    spec = registry.resolve(language_id, text)
+    if spec.name not in _INSTANCES:
+        _INSTANCES[spec.name] = registry.load(spec.analyzer)()
+    return _INSTANCES[spec.name]
 
 
 def forget(uri: str) -> None:
@@ -73,14 +44,14 @@ def forget(uri: str) -> None:
         instance.forget(uri)
 
 
-def resolve_language(language_id: str, text: str | None = None) -> str:
-    key = (language_id or "").lower()
-    if key not in _FACTORIES:
-        raise UnknownLanguageError(language_id)
-    if key == "python" and text is not None:
-        # a Python file that imports tilelang is completed as TileLang (a cheap regex, no parse)
-        from gdg_lsp.languages.tilelang import imports_tilelang
+def benchmarked() -> list[str]:
+    """The languages with bench cases for ``gdg-lsp bench quality``."""
+    return [spec.name for spec in registry.LANGUAGES if spec.bench is not None]
 
-        if imports_tilelang(text):
-            return "tilelang"
-    return key
+
+def bench_plugin(language: str):
+    """The language's bench module (``cut_holes``, ``check`` and hooks: languages/cases.py)."""
+    spec = registry.spec(language)
+    if spec.bench is None:
+        raise registry.UnknownLanguageError(f"{language} (no bench cases)")
+    return importlib.import_module(spec.bench)

@@ -72,8 +72,8 @@ def random_model(seed: int):
     """A random-weight Llama over the default model's real tokenizer (CPU)."""
     from transformers import AutoTokenizer
 
-    from gdg_lsp.decoding import models
-    from gdg_lsp.decoding.vocab import HFVocabulary
+    from gdg_lsp.backends import models
+    from gdg_lsp.vocab import HFVocabulary
 
     models._offline()
     spec = models.resolve("default")

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def _sql(session) -> list[str]:
-    from gdg_lsp.workspace.sql_catalog import catalog_for
+    from gdg_lsp.languages.sql.catalog import catalog_for
 
     return catalog_for(session.workspace.roots, session.settings).warnings()
 

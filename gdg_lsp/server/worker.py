@@ -183,7 +183,7 @@ class _DaemonExecutor:
 
 
 def default_model_resolver(settings: Settings, progress: Callable[[str, int | None], None]) -> tuple[str, Callable[[str], Any]]:
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     spec = models.resolve(settings.model)
     return spec.name, lambda device: models.load(spec, device, progress, settings.threads, settings.engine)
@@ -220,7 +220,7 @@ class DecodeWorker:
         return self._pool.submit(self._load, settings, workspace, exclusive=True)
 
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
-        from gdg_lsp.decoding import models
+        from gdg_lsp.backends import models
 
         key = (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
         if self._loaded_for == key and self.service is not None:
@@ -251,8 +251,8 @@ class DecodeWorker:
             self._loaded_for = None
             self._set_state(WorkerState("failed", f"could not load the model: {err}"))
             return
-        from gdg_lsp.decoding.batching import pooled
-        from gdg_lsp.service import CompletionService  # here: it imports torch, which a missing model never needs
+        from gdg_lsp.backends.lean.batching import pooled
+        from gdg_lsp.service.local import CompletionService  # here: it imports torch, which a missing model never needs
 
         self._close_service()
         # lean engines batch the steps of up to batchSize documents; the others decode one at a time
@@ -266,7 +266,7 @@ class DecodeWorker:
                                     time.perf_counter() - began))
 
     def _load_remote(self, settings: Settings, workspace: WorkspaceContext, key: tuple, began: float) -> None:
-        from gdg_lsp.remote_service import RemoteCompletionService, Status
+        from gdg_lsp.service.remote import RemoteCompletionService, Status
 
         def on_status(status: Status) -> None:
             seconds = time.perf_counter() - began if status.state == "ready" else None

@@ -25,7 +25,7 @@ from lsprotocol import types
 
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.server import diagnostics
-from gdg_lsp.workspace import sql_catalog
+from gdg_lsp.languages.sql import catalog as sql_catalog
 
 log = logging.getLogger(__name__)
 

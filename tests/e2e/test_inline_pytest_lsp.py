@@ -15,7 +15,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from gdg_lsp.bench.python import pyflakes_undefined
+from gdg_lsp.languages.python.bench import pyflakes_undefined
 
 # the server is started once for the module: the tests must share its event loop
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ import shutil
 from p4_helpers import BASIC, INCLUDE, corpus_programs, hole_after, hole_in_new_line, workspace
 
 from gdg_lsp.languages.base import Hole
-from gdg_lsp.languages.p4_preprocess import preprocess
+from gdg_lsp.languages.p4.preprocess import preprocess
 
 
 def test_bindings_carry_types_directions_and_parents(p4):
@@ -114,7 +114,7 @@ def test_include_resolution_order(p4, tmp_path):
 
 
 def test_p4c_install_location_is_searched(p4, tmp_path, monkeypatch):
-    from gdg_lsp.languages import p4_workspace
+    from gdg_lsp.languages.p4 import workspace as p4_workspace
 
     fake = tmp_path / "usr" / "share" / "p4c" / "p4include"
     fake.mkdir(parents=True)

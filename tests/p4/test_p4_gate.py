@@ -12,11 +12,11 @@ import re
 from p4_helpers import corpus_programs, snapshot, workspace
 
 from gdg_lsp import fragments
-from gdg_lsp.decoding.grammars import accepts, full_match
+from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
 from gdg_lsp.languages.base import Hole
-from gdg_lsp.languages.p4 import KEYWORDS
-from gdg_lsp.languages.p4_blocks import block_context
-from gdg_lsp.languages.p4_preprocess import preprocess
+from gdg_lsp.languages.p4.analyzer import KEYWORDS
+from gdg_lsp.languages.p4.blocks import block_context
+from gdg_lsp.languages.p4.preprocess import preprocess
 
 PER_FRAGMENT = {"statement": 30, "select_case": 10, "key_entry": 10, "action_ref": 10, "table_property": 10}
 KIND_TO_FRAGMENT = {"action": "statement", "apply": "statement", "block": "statement", "state": "statement",

@@ -13,10 +13,10 @@ from p4_helpers import hole_in_new_line
 
 from gdg_lsp import fragments
 from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.decoding.grammars import GrammarCache
-from gdg_lsp.decoding.models import random_backend
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+from gdg_lsp.backends.models import random_backend
 from gdg_lsp.languages.base import Hole
-from gdg_lsp.languages.p4 import KEYWORDS
+from gdg_lsp.languages.p4.analyzer import KEYWORDS
 
 RESERVED = KEYWORDS | {"bool", "packet_in", "packet_out", "apply", "hdr", "meta", "pkt", "inp", "verify",
                        "NoAction", "exact", "lpm", "ternary", "main"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from p4_helpers import workspace
 
-from gdg_lsp.bench import p4 as bench
+from gdg_lsp.languages.p4 import bench
 from gdg_lsp.documents import Document
-from gdg_lsp.service import CompletionService
+from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import P4Settings, Settings
 
 

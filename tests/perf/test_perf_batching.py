@@ -20,9 +20,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.decoding.batching import SlotPool, SlotBackend, batched_step, pooled
+from gdg_lsp.backends.lean.batching import SlotPool, SlotBackend, batched_step, pooled
 from gdg_lsp.decoding.engine import STOP_CANCELLED, DecodeSpec, Decoder
-from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LeanLlama, LlamaShape, build_weights
+from gdg_lsp.backends.lean.llama import FastLlamaBackend, LeanLlama, LlamaShape, build_weights
 from tests.unit.test_guarantee import assert_no_ghosts
 
 PROMPTS = ["def f(x):\n    return", "for ab in xy:\n    print(", "if not abc:\n    x =", "import"]
@@ -323,8 +323,8 @@ def test_pooled_wraps_only_lean_backends(tiny_vocab, random_backend):
 
 def test_the_service_decodes_several_documents_at_once(tiny_vocab, pool_factory):
     from gdg_lsp.documents import Document
-    from gdg_lsp.languages.python import parse
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.languages.python.analyzer import parse
+    from gdg_lsp.service.local import CompletionService
     from gdg_lsp.settings import Settings
 
     weights = _weights(tiny_vocab)
@@ -352,7 +352,7 @@ def test_static_slots_step_together_as_the_graphs_would(tiny_vocab):
     """The static batched step (what a CUDA graph per set of slots replays), run eagerly on
     the CPU: the tokens and logits of one-by-one decoding, also once the caches outgrow
     their capacity (the static step attends over the whole capacity under a mask)."""
-    from gdg_lsp.decoding.cuda_graphs import StaticLlama
+    from gdg_lsp.backends.lean.cuda_graphs import StaticLlama
 
     weights = _weights(tiny_vocab)
     prompts = [tiny_vocab.encode(p).ids for p in PROMPTS[:3]]
@@ -372,7 +372,7 @@ def test_static_slots_step_together_as_the_graphs_would(tiny_vocab):
 def test_batched_slots_on_cuda_match_the_graph_backend(tiny_vocab):
     """On CUDA a slot is a StaticLlama: alone it replays its CUDA graph, with others the
     graph of its set of slots; either way it decodes what GraphLlamaBackend does."""
-    from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend, StaticLlama
+    from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend, StaticLlama
 
     weights = _weights(tiny_vocab, device="cuda")
     reference = GraphLlamaBackend(weights, tiny_vocab, "reference", "cuda", capacity=512)
@@ -403,11 +403,11 @@ _POOLS: dict = {}
 def test_concurrent_suggestions_reference_only_their_gamma(names, seed, tiny_vocab):
     """Each of 2-3 concurrent requests (its own random Γ, sampled decoding) references
     only names of its own Γ, whatever the others in the batch decode."""
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
     from gdg_lsp.documents import Snapshot
     from gdg_lsp.executor import Executor, Prompt
     from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.languages.python import PythonAnalyzer, parse
+    from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
     if "pool" not in _POOLS:  # one pool for all examples (its weights do not matter to the guarantee)
         _POOLS["pool"] = SlotPool(_weights(tiny_vocab, hidden=32, seed=3), tiny_vocab, "guarantee", slots=3,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gdg_lsp.decoding.backends import TorchBackend
-from gdg_lsp.decoding.cuda_graphs import GraphLlamaBackend
-from gdg_lsp.decoding.fast_llama import LlamaShape, build_weights
+from gdg_lsp.backends.base import TorchBackend
+from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend
+from gdg_lsp.backends.lean.llama import LlamaShape, build_weights
 
 
 def _models(vocab, kind="llama", device="cpu", capacity=64, use_graph=None, seed=0):

@@ -14,9 +14,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.decoding.backends import TorchBackend
+from gdg_lsp.backends.base import TorchBackend
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.decoding.fast_llama import FastLlamaBackend, LlamaShape, UnsupportedModel, build_weights
+from gdg_lsp.backends.lean.llama import FastLlamaBackend, LlamaShape, UnsupportedModel, build_weights
 
 
 def _pair(vocab, kind: str = "llama", tied: bool = True, quant: str = "none", seed: int = 0, capacity: int = 1024):
@@ -39,7 +39,7 @@ def _pair(vocab, kind: str = "llama", tied: bool = True, quant: str = "none", se
     shape = LlamaShape.from_config(config.to_dict())
     lean = FastLlamaBackend(build_weights(shape, state, quant=quant, vocab_rows=vocab.size), vocab, "lean")
     if capacity < 1024:
-        from gdg_lsp.decoding.fast_llama import KVCache
+        from gdg_lsp.backends.lean.llama import KVCache
 
         lean.model.cache = KVCache(shape, "cpu", torch.float32, capacity)
     return reference, lean
@@ -117,7 +117,7 @@ def test_allowed_rows_only(tiny_vocab):
 
 
 def test_int8_weights_stay_close(tiny_vocab):
-    from gdg_lsp.decoding.linear import int8_available
+    from gdg_lsp.backends.lean.linear import int8_available
 
     if not int8_available():
         pytest.skip("this PyTorch build has no quantized CPU kernels")  # the engine then falls back to fp32
@@ -140,7 +140,7 @@ def test_unsupported_checkpoints_are_refused():
 
 def test_engine_setting_picks_the_backend(tmp_path):
     from gdg_lsp.bench.random_model import write_random_model
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
     from gdg_lsp.errors import ModelUnavailableError
 
     folder = write_random_model(tmp_path / "tiny", "tiny")
@@ -183,7 +183,7 @@ def test_healing_candidates_on_the_real_vocabulary(smol_vocab, pending):
 
 @pytest.mark.slow
 def test_lean_matches_transformers_on_the_default_model():
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     spec = models.resolve("default")
     lean = models.load(spec, "cpu", engine="lean")

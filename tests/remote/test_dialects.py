@@ -16,9 +16,11 @@ import random
 
 import pytest
 
-from gdg_lsp import ebnf, fragments
-from gdg_lsp.decoding import continuation, dialects
-from gdg_lsp.decoding.grammars import accepts, full_match
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
+from gdg_lsp.grammar import continuation
+from gdg_lsp.grammar import dialects
+from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
 from gdg_lsp.errors import GrammarError
 from tests.remote import gbnf_check
 from tests.remote.fake_engine import BYTE_GRAMMARS, sample

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from gdg_lsp.decoding import remote
-from gdg_lsp.remote_service import RemoteCompletionService, Status
+from gdg_lsp.backends import remote
+from gdg_lsp.service.remote import RemoteCompletionService, Status
 from gdg_lsp.settings import RemoteSettings, Settings
 from tests.remote import holes
 from tests.remote.proxy import StrippingProxy
@@ -71,8 +71,8 @@ def test_holes_through_the_engine_have_no_ghosts_and_compare_with_local(language
     assert any(f.suggestion.text for f in filled), [f.suggestion.reason for f in filled]
     remote_row = _report(f"{language} remote ({KIND})", filled)
 
-    from gdg_lsp.decoding import models
-    from gdg_lsp.service import CompletionService
+    from gdg_lsp.backends import models
+    from gdg_lsp.service.local import CompletionService
 
     local = CompletionService(models.load(models.resolve("default"), "cpu"))
     local_settings = Settings(max_tokens=32, max_lines=1, timeout_ms=60_000)
@@ -116,7 +116,7 @@ def test_a_proxy_that_strips_grammars_is_caught(caplog):
         service = remote_service(proxy.url)
         assert service.using_remote
         cases = holes.cut("sql", N_HOLES, seed=11) + holes.cut("python", N_HOLES, seed=11)
-        with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
+        with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
             filled = holes.fill(service, cases, settings_for(max_tokens=24))
         assert proxy.stripped >= len(cases)
     assert not [f.verdict.ghosts for f in filled if f.verdict.ghosts]

@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from gdg_lsp.decoding import remote
+from gdg_lsp.backends import remote
 from gdg_lsp.documents import Document
-from gdg_lsp.languages.python import parse
-from gdg_lsp.remote_service import RemoteCompletionService, Status
-from gdg_lsp.service import CompletionService
+from gdg_lsp.languages.python.analyzer import parse
+from gdg_lsp.service.remote import RemoteCompletionService, Status
+from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import RemoteSettings, Settings, from_json
 from tests.remote import gbnf_check, holes
 from tests.remote.fake_engine import PROBE, FakeEngine
@@ -65,7 +65,7 @@ def test_no_ghosts_from_a_random_or_adversarial_engine(kind, language, caplog):
         service = service_for(settings)
         assert service.using_remote
         cases = holes.cut(language, 8, seed=3)
-        with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
+        with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
             filled = holes.fill(service, cases, Settings(backend="remote", remote=settings.remote, max_tokens=40,
                                                          max_lines=2 if language == "python" else 1, timeout_ms=5000))
     ghosts = [(f.case.case_id, f.suggestion.text, f.verdict.ghosts) for f in filled if f.verdict.ghosts]
@@ -102,7 +102,7 @@ def test_a_proxy_that_strips_grammars_after_the_probe_is_caught_per_suggestion(e
     service = service_for(settings)
     assert service.using_remote
     engine.mode = "ignore"
-    with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
+    with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
         results = [complete(service, settings) for _ in range(6)]
     assert all(r.text == "" for r in results)
     assert all(r.execution.statements[0].stop_reason == remote.STOP_REJECTED for r in results)
@@ -180,7 +180,7 @@ def test_engine_down_with_fallback_none_suggests_nothing_and_says_why():
 
 
 def test_an_engine_that_returns_to_service_is_used_again(engine, random_backend, monkeypatch):
-    from gdg_lsp import remote_service
+    from gdg_lsp.service import remote as remote_service
 
     statuses: list[Status] = []
     settings = settings_for(engine)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gdg_lsp.bench import sql as bench
+from gdg_lsp.languages.sql import bench
 
 
 def test_cases_are_deterministic_documents_ending_in_select(corpus):

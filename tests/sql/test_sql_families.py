@@ -6,8 +6,9 @@ import textwrap
 
 import pytest
 
-from gdg_lsp import ebnf, fragments
-from gdg_lsp.decoding.grammars import full_match
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
+from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.errors import GammaEmptyError, GrammarError
 from gdg_lsp.explain import byte_grammars
 from gdg_lsp.gamma import Gamma

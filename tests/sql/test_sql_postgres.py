@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from gdg_lsp.workspace import sql_postgres
-from gdg_lsp.workspace.sql_catalog import SchemaCatalog
+from gdg_lsp.languages.sql import postgres as sql_postgres
+from gdg_lsp.languages.sql.catalog import SchemaCatalog
 
 
 
@@ -184,7 +184,7 @@ def test_a_database_that_hangs_or_goes_down_keeps_the_last_known_schema(database
 
 def test_connections_come_from_settings(database, tmp_path):
     from gdg_lsp.settings import from_json
-    from gdg_lsp.workspace.sql_catalog import catalog_for
+    from gdg_lsp.languages.sql.catalog import catalog_for
 
     settings, problems = from_json({"gdg": {"sql": {"connections": [database]}}})
     assert problems == []

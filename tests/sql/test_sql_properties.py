@@ -18,13 +18,13 @@ from pathlib import Path
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gdg_lsp.decoding import models
-from gdg_lsp.decoding.vocab import ListVocabulary
+from gdg_lsp.backends import models
+from gdg_lsp.vocab import ListVocabulary
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.languages.sql import parse
-from gdg_lsp.languages.sql_lexer import RESERVED, ident_key, significant, tokenize
-from gdg_lsp.service import CompletionService
+from gdg_lsp.languages.sql.analyzer import parse
+from gdg_lsp.languages.sql.lexer import RESERVED, ident_key, significant, tokenize
+from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import Settings
 
 KEYWORDS = ["SELECT ", " FROM ", " WHERE ", " AND ", " OR ", " JOIN ", " AS ", " ON ", " = ", " > ", ";", "\n",

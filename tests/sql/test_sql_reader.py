@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gdg_lsp.languages.sql_lexer import ident_key, spell, tokenize, unquote
-from gdg_lsp.languages.sql_scope import read_statement, split_statements
+from gdg_lsp.languages.sql.lexer import ident_key, spell, tokenize, unquote
+from gdg_lsp.languages.sql.scope import read_statement, split_statements
 
 
 def test_quoted_identifiers_keep_their_spelling_and_escapes():
@@ -98,8 +98,8 @@ _PIECES = ["SELECT", "FROM", "WHERE", "WITH", "AS", "JOIN", "ON", "(", ")", ",",
 @example(["SELECT", "UNION"])  # an empty core after a set operator (found by this test in CI)
 @example(["SELECT", "a", "FROM", "t", "UNION", "ALL"])
 def test_reader_never_raises_on_token_soup(pieces):
-    from gdg_lsp.languages.sql_lexer import significant
-    from gdg_lsp.languages.sql_scope import _Reader
+    from gdg_lsp.languages.sql.lexer import significant
+    from gdg_lsp.languages.sql.scope import _Reader
 
     text = " ".join(pieces)
     toks = significant(tokenize(text))

@@ -8,9 +8,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from gdg_lsp.languages.sql_ddl import read_ddl, resolve
-from gdg_lsp.workspace import sql_sqlite
-from gdg_lsp.workspace.sql_catalog import SchemaCatalog
+from gdg_lsp.languages.sql.ddl import read_ddl, resolve
+from gdg_lsp.languages.sql import sqlite as sql_sqlite
+from gdg_lsp.languages.sql.catalog import SchemaCatalog
 
 HOSTILE_DDL = '''
 CREATE TABLE IF NOT EXISTS "Order Details" (
@@ -163,8 +163,8 @@ def test_periodic_database_refreshes_never_make_a_request_wait(monkeypatch):
     in the background and their schema lands when they finish."""
     import threading
 
-    from gdg_lsp.workspace import sql_postgres
-    from gdg_lsp.workspace.sql_schema import Column, Schema, Table
+    from gdg_lsp.languages.sql import postgres as sql_postgres
+    from gdg_lsp.languages.sql.schema import Column, Schema, Table
 
     release = threading.Event()
     calls = []

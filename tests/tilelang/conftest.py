@@ -37,7 +37,7 @@ def tiny_tl_vocab():
     """Printable ASCII one character a token, plus a few TileLang words (for random models)."""
     import string
 
-    from gdg_lsp.decoding.vocab import ListVocabulary
+    from gdg_lsp.vocab import ListVocabulary
 
     words = ["T.", "T.copy", "T.gemm", "T.clear", "T.fill", "T.alloc_shared", "T.alloc_fragment", "T.Kernel",
              "T.Pipelined", "T.Parallel", "A_shared", "B_shared", "C_local", "block_M", "block_N", "block_K",
@@ -49,6 +49,6 @@ def tiny_tl_vocab():
 
 @pytest.fixture(scope="session")
 def real_tl_backend():
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     return models.load(models.resolve("default"), "cpu")

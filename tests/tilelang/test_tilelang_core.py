@@ -6,7 +6,8 @@ whole-line statements.)"""
 
 from __future__ import annotations
 
-from gdg_lsp import ebnf, fragments
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
 
 

@@ -6,7 +6,7 @@ from tl_helpers import GEMM_HEAD, GEMM_TAIL, hole_at_line, snapshot
 
 from gdg_lsp import languages
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.languages.tilelang_api import load, resolve, versions
+from gdg_lsp.languages.tilelang.api import load, resolve, versions
 from gdg_lsp.settings import from_json
 
 
@@ -79,7 +79,7 @@ def test_every_tile_operand_in_the_corpus_is_a_buffer_in_gamma(tl_corpus, tl_ana
     """On sampled T.copy/T.gemm/T.fill/T.clear/reduce lines, each bare-name operand is a Buffer."""
     import re
 
-    from gdg_lsp.bench import tilelang as plugin
+    from gdg_lsp.languages.tilelang import bench as plugin
 
     seen = 0
     for path in plugin.corpus_files(tl_corpus)[::3]:

@@ -10,8 +10,8 @@ import pytest
 from tl_helpers import hole_at_line
 
 from gdg_lsp import fragments
-from gdg_lsp.bench import tilelang as plugin
-from gdg_lsp.decoding.grammars import full_match
+from gdg_lsp.languages.tilelang import bench as plugin
+from gdg_lsp.grammar.xgrammar_engine import full_match
 from tl_refs import references
 
 PER_CATEGORY = 3

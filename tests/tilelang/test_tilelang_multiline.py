@@ -13,10 +13,10 @@ from tl_refs import free_names
 from gdg_lsp.decoding.engine import NATURAL_STOPS
 from tl_scripted import NoisyBackend, ScriptedBackend
 
-from gdg_lsp.bench import tilelang as plugin
-from gdg_lsp.bench.cases import HoleCase
+from gdg_lsp.languages.tilelang import bench as plugin
+from gdg_lsp.languages.cases import HoleCase
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.service import CompletionService
+from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import from_json
 
 SCRIPT = """with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
@@ -98,7 +98,7 @@ def test_unconstrained_scripted_model_does_write_the_ghost(tiny_tl_vocab):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_model_multiline_has_no_ghost(tiny_tl_vocab, seed):
-    from gdg_lsp.decoding.models import random_backend
+    from gdg_lsp.backends.models import random_backend
 
     suggestion, case = _complete(NoisyBackend(random_backend(tiny_tl_vocab, seed=seed), seed), 4)
     assert plugin.check(case, suggestion.text).ghosts == []

@@ -15,10 +15,10 @@ from tl_scripted import NoisyBackend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.bench import tilelang as plugin
-from gdg_lsp.bench.cases import HoleCase
+from gdg_lsp.languages.tilelang import bench as plugin
+from gdg_lsp.languages.cases import HoleCase
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.service import CompletionService
+from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import from_json
 
 RESERVED = set(keyword.kwlist) | set(dir(__builtins__)) | {"T", "A", "B", "C", "M", "N", "K", "bx", "dtype",
@@ -30,7 +30,7 @@ allocators = st.sampled_from(["alloc_shared", "alloc_fragment", "alloc_local"])
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(buffers=st.dictionaries(names, allocators, min_size=1, max_size=5), seed=st.integers(0, 2**16))
 def test_random_gamma_random_model_no_ghost(tiny_tl_vocab, buffers, seed):
-    from gdg_lsp.decoding.models import random_backend
+    from gdg_lsp.backends.models import random_backend
 
     body = "with T.Kernel(1, threads=128) as bx:\n"
     for name, alloc in buffers.items():

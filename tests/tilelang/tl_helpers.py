@@ -30,7 +30,7 @@ GEMM_TAIL = '''
 
 def snapshot(text: str, uri: str = "file:///kernel.py"):
     from gdg_lsp.documents import Document
-    from gdg_lsp.languages.python import parse
+    from gdg_lsp.languages.python.analyzer import parse
 
     return Document(uri, "python", 0, text, parse).snapshot()
 

@@ -3,7 +3,7 @@ not the names it declares, not keyword-argument names, not attribute names."""
 
 from __future__ import annotations
 
-from gdg_lsp.languages.python import parse
+from gdg_lsp.languages.python.analyzer import parse
 
 
 def references(line: str) -> list[tuple[int, int, str]]:
@@ -46,7 +46,7 @@ def idents(node):
 def free_names(statement: str) -> list[str]:
     """Names a statement uses that it does not bind itself (lambda and comprehension
     variables, assignment targets... are bound), by Python's scoping rules."""
-    from gdg_lsp.languages import python_scopes as scopes
+    from gdg_lsp.languages.python import scopes
 
     line = statement.strip()
     source = (line + ("\n    pass\n" if line.endswith(":") else "\n")).encode()

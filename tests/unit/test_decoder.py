@@ -8,12 +8,13 @@ import time
 
 import pytest
 
-from gdg_lsp import ebnf, fragments
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import (
     STOP_CANCELLED, STOP_MAX_TOKENS, STOP_NEWLINE, STOP_TIMEOUT, DecodeSpec, Decoder,
 )
-from gdg_lsp.decoding.grammars import GrammarCache, full_match
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
 from gdg_lsp.gamma import Binding, Gamma
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gdg_lsp.documents import Document, DocumentStore, PositionEncoding, _line_starts
 from gdg_lsp.errors import DocumentNotOpenError
-from gdg_lsp.languages.python import parse
+from gdg_lsp.languages.python.analyzer import parse
 
 U8, U16, U32 = PositionEncoding.UTF8, PositionEncoding.UTF16, PositionEncoding.UTF32
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from gdg_lsp.decoding import drafts
 from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.decoding.grammars import GrammarCache
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
 
 def test_the_latest_occurrence_of_the_longest_suffix_is_followed():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gdg_lsp import ebnf
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.errors import GrammarError
 
 TEMPLATE = r'''

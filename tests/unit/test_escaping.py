@@ -13,8 +13,9 @@ import random
 
 import pytest
 
-from gdg_lsp import ebnf, fragments
-from gdg_lsp.decoding.grammars import full_match
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
+from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.gamma import Binding, Gamma
 
 CONFIGS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gdg_lsp.decoding import gguf_convert
+from gdg_lsp.backends import gguf_convert
 
 
 def llama_cpp_permute(weight: torch.Tensor, heads: int) -> torch.Tensor:
@@ -34,7 +34,7 @@ def test_tensor_names():
 
 
 def test_a_file_the_fast_path_refuses_goes_through_transformers(tmp_path, monkeypatch):
-    from gdg_lsp.decoding import models
+    from gdg_lsp.backends import models
 
     def refuse(path, staging, progress):
         (staging / "half-written").write_text("x")  # must not survive into the result

@@ -9,10 +9,10 @@ import random
 
 
 from gdg_lsp import fragments
-from gdg_lsp.decoding.grammars import full_match
+from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import Hole, WorkspaceContext
-from gdg_lsp.languages.python import PythonAnalyzer, parse
+from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
 FILES = ["bisect.py", "fnmatch.py", "genericpath.py", "linecache.py", "glob.py", "copyreg.py"]
 PER_FILE = 5

@@ -12,14 +12,15 @@ import warnings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp import ebnf, fragments
+from gdg_lsp import fragments
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.decoding.models import random_backend
+from gdg_lsp.backends.models import random_backend
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt
 from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.languages.python import PythonAnalyzer, parse
+from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
 HOSTILE = st.text(alphabet=st.sampled_from(list('ab"\\|()[]*+?{}#%\n\t é😀\x00:=')), min_size=1, max_size=12)
 IDENT = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s) and not keyword.issoftkeyword(s))
@@ -35,7 +36,7 @@ def test_hostile_names_never_leak_outside_their_slot(names, seed, tiny_vocab, by
     """With names full of grammar metacharacters, the output is exactly name(name)."""
     backend = random_backend(tiny_vocab, seed=seed, hidden=32, layers=1)
     gamma = Gamma([Binding(n, "Variable") for n in names])
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
     cache = GrammarCache(tiny_vocab)
     compiled = cache.get(fragments.instantiate(CALL_FRAGMENT, "gamma", gamma).text)
@@ -100,7 +101,7 @@ def assert_no_ghosts(header: str, suggestion: str, gamma: set[str]) -> None:
 def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vocab):
     """The whole Python pipeline (analyzer → π → decoder → executor) with a random model:
     every name a suggestion loads is in Γ (checked with Python's own ast)."""
-    from gdg_lsp.decoding.grammars import GrammarCache
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
     backend = random_backend(tiny_vocab, seed=seed, hidden=16, layers=1)
     params = ", ".join(names)

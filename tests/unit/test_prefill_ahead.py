@@ -9,11 +9,11 @@ import threading
 import pytest
 
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.decoding.grammars import GrammarCache
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.languages.python import PythonAnalyzer, parse
+from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
 CODE = "def f(alpha, beta):\n    gamma = alpha\n    "
 

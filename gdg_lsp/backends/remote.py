@@ -1,0 +1,712 @@
+"""A shared inference engine (vLLM, the llama.cpp server) as the decoder.
+
+gdg-lsp still derives Γ, picks the fragment and instantiates the grammar here;
+the engine applies the mask. Per region (one statement) ``RemoteDecoder``
+sends one streaming request to the OpenAI-compatible ``/v1/completions``:
+
+- the prompt as text, cut where token healing cut it;
+- the grammar of what may follow, in the engine's dialect: the instantiated
+  grammar, derived by the text already typed in the region and prefixed with
+  the healed text (``continuation.request_grammar``), so the engine starts
+  where the local matcher would be and the continuation re-types the healed
+  text first. vLLM reads it from ``"structured_outputs": {"grammar": ...}``
+  (the older ``guided_grammar`` field is silently ignored: never used here),
+  the llama.cpp server from ``"grammar"`` (GBNF).
+
+Every grammar is parsed by XGrammar before it is sent. Every piece of text
+that comes back is fed to a local matcher of the instantiated grammar as it
+arrives: a piece the grammar rejects stops the request and the suggestion is
+dropped (an engine that ignores grammars, or a proxy that strips them, cannot
+turn into a ghost). The stream is read on a helper thread; the caller waits
+in short slices and closes the socket on cancel or deadline, which makes the
+engine abort the request.
+
+Errors: ``RemoteUnavailableError`` (the engine is down, slow, failing or
+refusing us: the caller falls back) and ``RemoteRejectedError`` (this request
+was refused, e.g. a prompt longer than the engine's context: this suggestion
+is dropped, the engine stays in use).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import queue
+import re
+import socket
+import ssl
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import xgrammar as xgr
+
+from gdg_lsp.fragments import ebnf
+from gdg_lsp.grammar import continuation
+from gdg_lsp.grammar import dialects
+from gdg_lsp.backends.base import BackendStats
+from gdg_lsp.decoding.engine import (
+    NATURAL_STOPS,
+    STOP_CANCELLED,
+    STOP_EOS,
+    STOP_GRAMMAR,
+    STOP_MAX_TOKENS,
+    STOP_NEWLINE,
+    STOP_TIMEOUT,
+    DecodeResult,
+    DecodeSpec,
+)
+from gdg_lsp.vocab import Encoding, Vocabulary
+from gdg_lsp.errors import GdgError, GrammarError
+
+log = logging.getLogger(__name__)
+
+DIALECT_OF_KIND = {"vllm": "xgrammar", "llamacpp": "gbnf"}
+STOP_REJECTED = "rejected-by-local-check"
+"""The engine sent text the instantiated grammar does not allow: nothing is suggested."""
+STOP_REFUSED = "refused-by-engine"
+"""The engine refused this request (HTTP 400): nothing is suggested."""
+STOP_UNSENDABLE = "grammar-not-sendable"
+"""The grammar could not be written in the engine's dialect (or did not parse): never sent."""
+POLL_SECONDS = 0.02
+"""How often a waiting request looks at its cancel event and deadline."""
+READ_IDLE_LIMIT = 120.0
+"""A stream silent for this long is dropped even if nobody waits for it any more."""
+PROBE_GRAMMAR = 'root ::= "42"'
+
+
+class RemoteError(GdgError):
+    pass
+
+
+class RemoteUnavailableError(RemoteError):
+    """The engine is down, too slow, failing, or refuses us (auth, model): fall back."""
+
+
+class RemoteRejectedError(RemoteError):
+    """The engine refused this one request; the next may work."""
+
+
+# -- where and how to reach the engine --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    kind: str = "vllm"
+    model: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    connect_timeout: float = 1.0
+    first_token_timeout: float = 3.0
+    retries: int = 1
+
+    @property
+    def dialect(self) -> str:
+        return DIALECT_OF_KIND[self.kind]
+
+    @classmethod
+    def from_settings(cls, remote: Any) -> Endpoint:
+        """From ``Settings.remote``; the API key is read from the variable it names."""
+        url = (remote.url or "").strip().rstrip("/")
+        if not url:
+            raise RemoteUnavailableError("gdg.backend is remote but gdg.remote.url is empty (set it to the engine's base URL, e.g. http://gpu-box:8000)")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise RemoteUnavailableError(f"gdg.remote.url {url!r} is not an http(s) URL")
+        key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
+        return cls(url, remote.kind, remote.model, key or None, remote.connect_timeout_ms / 1000,
+                   remote.timeout_ms / 1000, remote.retries)
+
+
+# -- the prompt's vocabulary -----------------------------------------------------------------
+
+_PIECE = re.compile(r" ?[^\W\d]+| ?\d{1,3}| ?[^\w\s]+|\n[ \t]*|[ \t]+|\s", re.UNICODE)
+MAX_PIECE_CHARS = 4
+MAX_PIECES = 200_000
+
+
+class TextVocabulary(Vocabulary):
+    """Text split into pieces that approximate a code tokenizer's tokens.
+
+    The engine tokenizes the prompt itself; here pieces only measure the prompt
+    budget and give token healing its boundaries (the trailing blanks and the
+    partial word). Words are split every 4 characters, so the count errs on
+    the long side. Pieces are interned on first sight (ids 0-255 are single
+    bytes, used once the table is full), so ids decode back to the exact text.
+    """
+
+    def __init__(self) -> None:
+        self.token_bytes = [bytes([b]) for b in range(256)]
+        self.stop_ids = frozenset()
+        self.special_ids = frozenset()
+        self._ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._info = xgr.TokenizerInfo([b"", *(bytes([b]) for b in range(1, 256))],
+                                       vocab_type=xgr.VocabType.RAW, stop_token_ids=[0])
+
+    def encode(self, text: str) -> Encoding:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for m in _PIECE.finditer(text):
+            start = m.start()
+            word = m.group()
+            for k in range(0, len(word), MAX_PIECE_CHARS):
+                piece = word[k : k + MAX_PIECE_CHARS]
+                lo = start + k
+                ids_piece = self._intern(piece)
+                if ids_piece is not None:
+                    ids.append(ids_piece)
+                    offsets.append((lo, lo + len(piece)))
+                    continue
+                for i, ch in enumerate(piece):  # the table is full: one id per byte
+                    raw = ch.encode("utf-8")
+                    ids.extend(raw)
+                    offsets.extend([(lo + i, lo + i)] * (len(raw) - 1) + [(lo + i, lo + i + 1)])
+        covered = sum(hi - lo for lo, hi in offsets)
+        if covered != len(text):  # the pattern covers every character; keep it honest
+            raise ValueError("TextVocabulary lost characters while encoding")
+        return Encoding(ids, offsets)
+
+    def _intern(self, piece: str) -> int | None:
+        if (known := self._ids.get(piece)) is not None:
+            return known
+        with self._lock:
+            if (known := self._ids.get(piece)) is not None:
+                return known
+            if len(self.token_bytes) >= MAX_PIECES:
+                return None
+            self._ids[piece] = len(self.token_bytes)
+            self.token_bytes.append(piece.encode("utf-8"))
+            return self._ids[piece]
+
+    def tokenizer_info(self) -> xgr.TokenizerInfo:
+        """Grammars are compiled locally only to check text: one byte per token."""
+        return self._info
+
+
+# -- HTTP -------------------------------------------------------------------------------------
+
+
+class _Stream:
+    """One POST whose answer is read on a helper thread, event by event.
+
+    Events: ("chunk", dict) per server-sent event, ("done",) at ``[DONE]`` or
+    the end of a non-streamed body, ("http", status, body) for a non-200
+    answer, ("error", exception) for a failure. ``close`` shuts the socket:
+    the reader stops and the engine sees the client go away.
+    """
+
+    def __init__(self, endpoint: Endpoint, path: str, body: dict[str, Any] | None, method: str = "POST") -> None:
+        self.endpoint = endpoint
+        self.events: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        """Held apart from the connection: http.client hands the socket to the response
+        (and forgets it) when the server says ``Connection: close``."""
+        self._thread = threading.Thread(target=self._run, args=(path, body, method), daemon=True,
+                                        name="gdg-remote-stream")
+        self._thread.start()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        parts = urlsplit(self.endpoint.url)
+        timeout = self.endpoint.connect_timeout
+        if parts.scheme == "https":
+            return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                               context=ssl.create_default_context())
+        return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+
+    def _run(self, path: str, body: dict[str, Any] | None, method: str) -> None:
+        try:
+            conn = self._connection()
+            conn.connect()
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self._conn, self._sock = conn, conn.sock
+            conn.sock.settimeout(READ_IDLE_LIMIT)
+            prefix = urlsplit(self.endpoint.url).path.rstrip("/")
+            headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
+            if self.endpoint.api_key:
+                headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
+            payload = json.dumps(body).encode("utf-8") if body is not None else None
+            conn.request(method, prefix + path, body=payload, headers=headers)
+            response = conn.getresponse()
+            if response.status != 200:
+                self.events.put(("http", response.status, response.read(8192).decode("utf-8", "replace")))
+                return
+            if "text/event-stream" not in (response.getheader("Content-Type") or ""):
+                self.events.put(("chunk", json.loads(response.read() or b"null")))
+                self.events.put(("done",))
+                return
+            while True:
+                line = response.readline()
+                if not line:
+                    self.events.put(("error", ConnectionError("the engine closed the stream before it ended")))
+                    return
+                line = line.strip()
+                if not line.startswith(b"data:"):
+                    continue  # blank separators, comments, event names
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    self.events.put(("done",))
+                    return
+                self.events.put(("chunk", json.loads(data)))
+        except Exception as err:  # noqa: BLE001 - reported to the waiting side
+            if not self._closed:
+                self.events.put(("error", err))
+        finally:
+            self.close()
+
+    def next(self, timeout: float) -> tuple | None:
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conn, self._conn = self._conn, None
+            sock, self._sock = self._sock, None
+        if conn is None:
+            return
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(err, (socket.timeout, TimeoutError)):
+        return "connection timed out"
+    if isinstance(err, socket.gaierror):
+        return f"unknown host ({err})"
+    return str(err) or type(err).__name__
+
+
+def _error_message(body: str) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body.strip()[:300]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            return str(error.get("message") or error)[:300]
+        if "detail" in data:
+            return str(data["detail"])[:300]
+        return str(error)[:300]
+    return str(data)[:300]
+
+
+def _classify_http(endpoint: Endpoint, status: int, body: str) -> RemoteError:
+    message = _error_message(body)
+    where = f"the engine at {endpoint.url}"
+    if status in (401, 403):
+        return RemoteUnavailableError(f"{where} refused the API key (HTTP {status}); set the key in the variable named by gdg.remote.apiKeyEnv")
+    if status == 404:
+        return RemoteUnavailableError(f"{where} answered 404 ({message}); check gdg.remote.url and gdg.remote.model")
+    if 400 <= status < 500 and status != 429:
+        return RemoteRejectedError(f"{where} refused the request (HTTP {status}): {message}")
+    return RemoteUnavailableError(f"{where} failed (HTTP {status}): {message}")
+
+
+class EngineClient:
+    """The few calls gdg-lsp makes: list models, stream a completion."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    def _open(self, path: str, body: dict[str, Any] | None, deadline: float, cancel: threading.Event | None,
+              method: str = "POST") -> tuple[_Stream, tuple]:
+        """Send, with retries while nothing has arrived; returns the stream and its first event."""
+        attempt = 0
+        while True:
+            stream = _Stream(self.endpoint, path, body, method)
+            sent = time.monotonic()
+            event = None
+            while event is None:
+                if cancel is not None and cancel.is_set():
+                    stream.close()
+                    return stream, ("cancelled",)
+                now = time.monotonic()
+                if now - sent > self.endpoint.first_token_timeout:
+                    stream.close()
+                    raise RemoteUnavailableError(
+                        f"the engine at {self.endpoint.url} sent nothing within "
+                        f"{self.endpoint.first_token_timeout * 1000:.0f} ms (busy or stalled)")
+                if now > deadline:  # the request's own budget ran out first: not the engine's fault
+                    stream.close()
+                    return stream, ("timeout",)
+                event = stream.next(POLL_SECONDS)
+            error: RemoteError | None = None
+            if event[0] == "error":
+                error = RemoteUnavailableError(f"cannot reach the engine at {self.endpoint.url}: {_describe(event[1])}")
+            elif event[0] == "http":
+                error = _classify_http(self.endpoint, event[1], event[2])
+            if error is None:
+                return stream, event
+            retryable = isinstance(error, RemoteUnavailableError) and (event[0] == "error" or event[1] >= 500 or event[1] == 429)
+            backoff = 0.1 * 2 ** attempt
+            if not retryable or attempt >= self.endpoint.retries or time.monotonic() + backoff > deadline:
+                raise error
+            log.info("remote engine: %s; retrying in %.1f s", error, backoff)
+            attempt += 1
+            if cancel is not None and cancel.wait(backoff):
+                return stream, ("cancelled",)
+            if cancel is None:
+                time.sleep(backoff)
+
+    def models(self) -> list[str]:
+        deadline = time.monotonic() + self.endpoint.connect_timeout + self.endpoint.first_token_timeout
+        stream, event = self._open("/v1/models", None, deadline, None, method="GET")
+        stream.close()
+        data = event[1] if event[0] == "chunk" else None
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise RemoteUnavailableError(f"{self.endpoint.url}/v1/models did not answer with a model list")
+        return [str(m.get("id")) for m in data["data"] if isinstance(m, dict) and m.get("id")]
+
+    def completion(self, body: dict[str, Any], deadline: float, cancel: threading.Event | None) -> Iterator[tuple]:
+        """Stream one completion: yields ("text", str, finish_reason, usage) per chunk,
+        then ends; ("cancelled",) or ("timeout",) when it was cut here.
+
+        Closing the generator closes the connection (the engine aborts the request).
+        """
+        stream, event = self._open("/v1/completions", body, deadline, cancel)
+        try:
+            while True:
+                if event is None:
+                    if cancel is not None and cancel.is_set():
+                        yield ("cancelled",)
+                        return
+                    if time.monotonic() > deadline:
+                        yield ("timeout",)
+                        return
+                    event = stream.next(POLL_SECONDS)
+                    continue
+                kind = event[0]
+                if kind in ("cancelled", "timeout"):
+                    yield event
+                    return
+                if kind == "done":
+                    return
+                if kind == "error":
+                    raise RemoteUnavailableError(
+                        f"the engine at {self.endpoint.url} stopped answering mid-request: {_describe(event[1])}")
+                if kind == "http":  # cannot happen after the first event; be explicit anyway
+                    raise _classify_http(self.endpoint, event[1], event[2])
+                data = event[1]
+                if isinstance(data, dict) and "error" in data:
+                    raise RemoteRejectedError(f"the engine at {self.endpoint.url} reported: {_error_message(json.dumps(data))}")
+                choices = data.get("choices") if isinstance(data, dict) else None
+                usage = data.get("usage") if isinstance(data, dict) else None
+                if choices:
+                    choice = choices[0]
+                    yield ("text", choice.get("text") or "", choice.get("finish_reason"), usage)
+                elif usage:
+                    yield ("text", "", None, usage)
+                event = None
+        finally:
+            stream.close()
+
+
+# -- the backend and the decoder ---------------------------------------------------------------
+
+
+class RemoteBackend:
+    """What the service needs from a backend (name, vocabulary, stats) for a remote engine."""
+
+    device = "remote"
+
+    def __init__(self, endpoint: Endpoint, model: str) -> None:
+        self.endpoint = endpoint
+        self.client = EngineClient(endpoint)
+        self.model = model
+        self.name = f"{model} on {endpoint.kind} at {endpoint.url}"
+        self.vocab = TextVocabulary()
+        self.stats = BackendStats()
+
+    def prefill(self, ids: Sequence[int]):
+        raise NotImplementedError("a remote engine decodes whole regions: use RemoteDecoder")
+
+    def step(self, token_id: int):
+        raise NotImplementedError("a remote engine decodes whole regions: use RemoteDecoder")
+
+
+def connect(endpoint: Endpoint, probe: bool = True) -> RemoteBackend:
+    """Check the engine before using it: it answers, serves the model, and applies grammars.
+
+    The probe asks for a completion under a grammar that allows only ``42``:
+    an engine (or a proxy) that ignores grammars answers something else and is
+    not used.
+    """
+    served = EngineClient(endpoint).models()
+    model = endpoint.model or (served[0] if served else "")
+    if not model:
+        raise RemoteUnavailableError(f"the engine at {endpoint.url} serves no model")
+    if endpoint.model and endpoint.model not in served:
+        raise RemoteUnavailableError(
+            f"the engine at {endpoint.url} does not serve {endpoint.model!r} (it serves {', '.join(served) or 'nothing'})")
+    backend = RemoteBackend(endpoint, model)
+    if probe:
+        body = RemoteDecoder(backend).request_body("The answer is ", PROBE_GRAMMAR, max_tokens=8, temperature=0.0, seed=None)
+        deadline = time.monotonic() + endpoint.connect_timeout + endpoint.first_token_timeout + 5.0
+        text, finish = "", None
+        for event in backend.client.completion(body, deadline, None):
+            if event[0] != "text":
+                break
+            text += event[1]
+            finish = event[2] or finish
+        if text != "42":
+            raise RemoteUnavailableError(
+                f"the engine at {endpoint.url} does not apply grammars: under a grammar that allows only '42' it "
+                f"answered {text[:40]!r}. Run vLLM with --structured-outputs-config.backend xgrammar (or the llama.cpp "
+                f"server) and set gdg.remote.kind to match ({endpoint.kind!r} now)")
+    return backend
+
+
+@dataclass
+class _Check:
+    """The local matcher fed with what the engine sends, as it arrives."""
+
+    matcher: Any
+    end_marker: str
+    last_complete: int | None = None  # chars of generated text where the region could have ended
+    failure: str | None = None
+
+    def feed(self, text: str) -> bool:
+        if self.matcher is None or not text:
+            return True
+        if not self.matcher.accept_string(text):
+            self.failure = f"the grammar does not allow {text!r} here"
+            return False
+        return True
+
+    def could_end(self) -> bool:
+        if self.matcher is None:
+            return False
+        if self.matcher.accept_string(self.end_marker):
+            self.matcher.rollback(1)
+            return True
+        return False
+
+
+class RemoteDecoder:
+    """``decode(DecodeSpec) -> DecodeResult`` through the engine (one request per region)."""
+
+    def __init__(self, backend: RemoteBackend, cache_size: int = 16) -> None:
+        self.backend = backend
+        self.vocab = backend.vocab
+        self.dialect = backend.endpoint.dialect
+        self._parsed: OrderedDict[str, continuation.Continuations] = OrderedDict()
+        self._sent: OrderedDict[tuple, str] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    # -- the grammar to send ----------------------------------------------------------------
+
+    def _algebra(self, grammar_text: str | None) -> continuation.Continuations:
+        key = grammar_text if grammar_text is not None else ""
+        algebra = self._parsed.get(key)
+        if algebra is None or len(algebra.rules) > 50_000:  # bound what one grammar's derivatives hold
+            rules = ebnf.parse(grammar_text) if grammar_text is not None else {"root": _ANY_TEXT}
+            algebra = continuation.Continuations(rules)
+        self._parsed[key] = algebra
+        self._parsed.move_to_end(key)
+        while len(self._parsed) > self._cache_size:
+            self._parsed.popitem(last=False)
+        return algebra
+
+    def request_grammar(self, grammar_text: str | None, typed: str, heal: str, no_blank_start: bool) -> str:
+        """The grammar to send, in the engine's dialect, parsed by XGrammar first."""
+        key = (grammar_text, typed, heal, no_blank_start)
+        with self._lock:
+            if (known := self._sent.get(key)) is not None:
+                self._sent.move_to_end(key)
+                return known
+            algebra = self._algebra(grammar_text)
+            rest = algebra.derive(ebnf.Ref("root"), typed)
+            if rest is not None and no_blank_start:
+                rest = algebra.restrict(rest, continuation.BLANKS)
+            if rest is None:
+                raise GrammarError(f"the grammar allows nothing after the typed text {typed[-60:]!r}")
+            root = continuation._seq([ebnf.Lit(heal), rest]) if heal else rest
+            text = dialects.render(algebra.grammar(root), self.dialect)  # type: ignore[arg-type]
+            dialects.validate(text, self.dialect)
+            self._sent[key] = text
+            while len(self._sent) > 4 * self._cache_size:
+                self._sent.popitem(last=False)
+            return text
+
+    def request_body(self, prompt: str, grammar: str | None, max_tokens: int, temperature: float,
+                     seed: int | None) -> dict[str, Any]:
+        endpoint = self.backend.endpoint
+        body: dict[str, Any] = {
+            "model": self.backend.model, "prompt": prompt, "max_tokens": max_tokens,
+            "temperature": temperature, "stream": True,
+        }
+        if seed is not None:
+            body["seed"] = seed
+        if endpoint.kind == "vllm":
+            body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+            body["add_special_tokens"] = False  # as the local prompt: no BOS in front of the code
+            if grammar is not None:
+                body["structured_outputs"] = {"grammar": grammar}
+        else:
+            body["repeat_penalty"] = 1.0  # llama.cpp's default penalises repeats; greedy means greedy
+            body["top_k"] = 0 if temperature > 0 else 1
+            if grammar is not None:
+                body["grammar"] = grammar
+        return body
+
+    # -- one region -------------------------------------------------------------------------
+
+    def decode(self, spec: DecodeSpec) -> DecodeResult:
+        began = time.perf_counter()
+        if spec.grammar is not None and spec.grammar_text is None:
+            raise GrammarError("the remote decoder needs the grammar's text (DecodeSpec.grammar_text)")
+        prompt = self.vocab.decode(spec.prompt_ids)
+        heal = spec.heal
+        outside = spec.heal_outside
+        typed = spec.replay + heal[outside:]
+        no_blank = not spec.region_may_start_blank and not typed
+        try:
+            grammar_text = self.request_grammar(spec.grammar_text, typed, heal, no_blank)
+        except GrammarError as err:
+            log.error("not sending the grammar to the engine: %s", err)
+            return self._empty(STOP_UNSENDABLE, began)
+        grammar_seconds = time.perf_counter() - began
+
+        check = _Check(xgr.GrammarMatcher(spec.grammar, terminate_without_stop_token=True) if spec.grammar is not None else None,
+                       spec.end_marker)
+        if check.matcher is not None and not check.feed(typed):
+            raise ValueError(f"the grammar does not accept the typed text {typed!r}")
+
+        body = self.request_body(prompt, grammar_text, spec.max_tokens, spec.temperature, spec.seed)
+        deadline = spec.deadline if spec.deadline is not None else time.monotonic() + 600.0
+        produced = ""  # heal + generated
+        stop = STOP_MAX_TOKENS
+        chunks = 0
+        usage_tokens: int | None = None
+        first_at: float | None = None
+        check_seconds = 0.0
+        request_began = time.perf_counter()
+        events = self.backend.client.completion(body, deadline, spec.cancel)
+        try:
+            for event in events:
+                if event[0] == "cancelled":
+                    stop = STOP_CANCELLED
+                    break
+                if event[0] == "timeout":
+                    stop = STOP_TIMEOUT
+                    break
+                _, text, finish, usage = event
+                if usage and isinstance(usage.get("completion_tokens"), int):
+                    usage_tokens = usage["completion_tokens"]
+                if text:
+                    if first_at is None:
+                        first_at = time.perf_counter()
+                    chunks += 1
+                    checked = time.perf_counter()
+                    before = len(produced)
+                    produced += text
+                    region_piece, ended = self._region_piece(produced, before, heal, outside)
+                    ok = check.feed(region_piece)
+                    if ok and len(produced) < len(heal) and not heal.startswith(produced):
+                        ok, check.failure = False, f"the answer does not start with the healed text {heal!r}"
+                    if ok and len(produced) >= len(heal) and not produced.startswith(heal):
+                        ok, check.failure = False, f"the answer does not start with the healed text {heal!r}"
+                    if ok and not ended and len(produced) >= len(heal) and check.could_end():
+                        check.last_complete = len(produced) - len(heal)
+                    check_seconds += time.perf_counter() - checked
+                    if not ok:
+                        stop = STOP_REJECTED
+                        break
+                    if ended:
+                        stop = STOP_NEWLINE
+                        break
+                if finish:
+                    stop = STOP_MAX_TOKENS if finish == "length" else STOP_EOS
+                    break
+        except RemoteRejectedError as err:
+            log.warning("remote engine refused a request: %s", err)
+            return self._empty(STOP_REFUSED, began)
+        finally:
+            events.close()  # closes the connection: the engine stops generating
+        request_seconds = time.perf_counter() - request_began
+
+        generated = produced[len(heal):] if len(produced) >= len(heal) else ""
+        if stop == STOP_EOS:
+            if check.matcher is not None and not check.matcher.is_completed():
+                stop, check.failure = STOP_REJECTED, "the engine stopped where the grammar cannot end"
+            elif check.matcher is not None:
+                stop = STOP_GRAMMAR
+        if stop == STOP_REJECTED:
+            log.warning("dropped the remote suggestion %r: %s", produced[:120], check.failure)
+            return self._empty(STOP_REJECTED, began, steps=usage_tokens or chunks)
+        text, layout = generated, ""
+        if stop == STOP_NEWLINE:
+            line, rest = generated.split("\n", 1)
+            text, layout = line, rest if not rest.strip() else ""
+            generated = line + "\n" + layout
+        complete_text = None
+        if check.matcher is not None and stop not in NATURAL_STOPS:
+            complete_text = generated[: check.last_complete] if check.last_complete is not None else ""
+        region = spec.replay + (heal + generated)[outside:]
+        steps = usage_tokens if usage_tokens is not None else chunks
+        self.backend.stats.steps += steps
+        self.backend.stats.model_seconds += request_seconds
+        return DecodeResult(
+            text=text,
+            region_text=region,
+            stop_reason=stop,
+            token_ids=self.vocab.encode(heal + generated).ids,
+            free_bits=0.0,  # the engine does not say how many tokens the mask allowed
+            steps=steps,
+            prefill_seconds=(first_at - request_began) if first_at is not None else request_seconds,
+            model_seconds=request_seconds,
+            mask_seconds=grammar_seconds + check_seconds,
+            total_seconds=time.perf_counter() - began,
+            trailing_layout=layout,
+            complete_text=complete_text,
+        )
+
+    @staticmethod
+    def _region_piece(produced: str, before: int, heal: str, outside: int) -> tuple[str, bool]:
+        """What of ``produced[before:]`` the local matcher must read, and whether the
+        region's line ended in it (a newline after the healed text)."""
+        start = max(before, outside)
+        piece = produced[start:]
+        newline = produced.find("\n", max(before, len(heal)))
+        if newline < 0:
+            return piece, False
+        # read through the blanks after the newline (the next line's indentation) and no further
+        end = newline + 1
+        while end < len(produced) and produced[end] in " \t\n":
+            end += 1
+        return produced[start:end], True
+
+    def _empty(self, stop: str, began: float, steps: int = 0) -> DecodeResult:
+        seconds = time.perf_counter() - began
+        return DecodeResult(text="", region_text="", stop_reason=stop, steps=steps, total_seconds=seconds,
+                            complete_text="")
+
+
+_ANY_TEXT = ebnf.Repeat(ebnf.CharClass("[^\\u0000]"), 0, None)
+"""Unconstrained text (the ``none`` arm), still led by the healed text."""

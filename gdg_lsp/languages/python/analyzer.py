@@ -1,0 +1,674 @@
+"""Python: the hole at the cursor, Γ there, diagnostics, and statement effects.
+
+The hole is the logical line under the cursor (from its first character, or
+from the start of the statement when the line continues an open bracket).
+Γ comes from the document with that line blanked out, so that the half-typed
+line neither breaks the parse nor declares the name being typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import tree_sitter
+import tree_sitter_python
+
+from gdg_lsp.documents import Snapshot, uri_to_path
+from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
+from gdg_lsp.languages.python import cache as python_cache
+from gdg_lsp.languages.python import scopes
+from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
+from gdg_lsp.languages.python.imports import star_names
+from gdg_lsp.languages.suggest import closest
+
+LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
+
+OPENERS = {"if": ("elif", "else"), "for": ("else",), "while": ("else",), "try": ("except", "finally")}
+
+MAX_FIXES = 200
+"""Undefined-name diagnostics per document that get a "did you mean" replacement."""
+
+HEADER_WORD = re.compile(r"(async\s+)?(def|class|for|while|if|elif|else|try|except|finally|with|match|case)\b")
+CLOSERS_ONLY = re.compile(r"[\s)\]}'\":;,]*")
+INDENT_UNIT = "    "
+
+
+parse = ThreadParser(LANGUAGE)
+"""Parse source bytes (incrementally from ``old_tree`` when given)."""
+
+
+# -- a tiny lexer: is a position inside brackets, a string, or a continued line? --
+
+
+@dataclass
+class LexState:
+    depth: int = 0
+    in_string: str | None = None  # the open quote, when inside a string
+    backslash: bool = False  # the text ends with a line-continuation backslash
+    in_comment: bool = False
+
+
+def lex_state(text: str, start: int, end: int) -> LexState:
+    """Bracket depth, open string, comment and continuation after reading text[start:end]."""
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < end:
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+            if ch in "\r\n" and len(quote) == 1:
+                quote = None  # an unterminated one-line string ends at the line end
+            i += 1
+            continue
+        if ch == "#":
+            nl = min((p for p in (text.find("\n", i, end), text.find("\r", i, end)) if p >= 0), default=-1)
+            if nl < 0:
+                return LexState(depth, None, False, True)
+            i = nl
+            continue
+        if ch in "\"'":
+            triple = text[i : i + 3]
+            quote = triple if triple in ('"""', "'''") else ch
+            i += len(quote)
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        i += 1
+    tail = text[start:end].rstrip(" \t")
+    backslash = quote is None and (tail.endswith("\\\n") or tail.endswith("\\\r\n") or tail.endswith("\\"))
+    return LexState(depth, quote, backslash, False)
+
+
+def _line_bounds(text: str, offset: int) -> tuple[int, int]:
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    end_n = text.find("\n", offset)
+    end_r = text.find("\r", offset)
+    ends = [e for e in (end_n, end_r) if e >= 0]
+    return start, min(ends) if ends else len(text)
+
+
+_last_byte = threading.local()
+
+
+def _byte(text: str, offset: int) -> int:
+    """UTF-8 byte offset of code-point ``offset`` in ``text``."""
+    if text.isascii():  # O(1) in CPython; most code is ASCII
+        return offset
+    # A request asks for several offsets of one text, close to each other (the line, the
+    # cursor, the hole): count from the last one asked instead of from the start of a
+    # text that may be 400 kB (one such encode is ~1 ms).
+    memo = getattr(_last_byte, "memo", ())  # the last two texts: the document's, and its repaired copy
+    last = next((m for m in memo if m[0] is text), None)
+    if last is not None:
+        known, known_bytes = last[1], last[2]
+        if offset >= known:
+            result = known_bytes + len(text[known:offset].encode("utf-8", "surrogatepass"))
+        else:
+            result = known_bytes - len(text[offset:known].encode("utf-8", "surrogatepass"))
+    else:
+        result = len(text[:offset].encode("utf-8", "surrogatepass"))
+    _last_byte.memo = ((text, offset, result), *(m for m in memo if m[0] is not text))[:2]
+    return result
+
+
+def _char_before(text: str, offset: int, offset_byte: int, byte: int) -> int:
+    """Code-point offset of byte offset ``byte`` <= ``offset_byte`` (the byte offset of
+    code point ``offset``), reading only the text between them."""
+    distance = offset_byte - byte
+    if text.isascii() or distance <= 0:
+        return offset - distance
+    window = text[max(0, offset - distance) : offset].encode("utf-8", "surrogatepass")  # >= distance bytes
+    return offset - len(window[len(window) - distance :].decode("utf-8", "surrogatepass"))
+
+
+MAX_GAMMAS_PER_ANALYSIS = 64
+
+
+@dataclass
+class _Analysis:
+    tree: Any
+    scope_tree: scopes.ScopeTree
+    text: str
+    view: python_cache.ModuleView | None = None
+    """Module names and builtins as seen from inside a function (made on first use)."""
+    span: python_cache.FunctionSpan | None = None
+    """Set when only this function's scopes were rebuilt (python_cache): Γ only inside it."""
+    gammas: dict[tuple[int, str], Gamma] = field(default_factory=dict)
+    chains: dict[int, tuple[scopes.Scope, ...]] = field(default_factory=dict)
+    bytes_at: dict[int, int] = field(default_factory=dict)
+
+    def byte(self, offset: int) -> int:
+        """``_byte(self.text, offset)``, remembered (every keystroke on a line asks the same)."""
+        found = self.bytes_at.get(offset)
+        if found is None:
+            if len(self.bytes_at) >= MAX_GAMMAS_PER_ANALYSIS:
+                self.bytes_at.clear()
+            found = self.bytes_at[offset] = _byte(self.text, offset)
+        return found
+
+    def chain(self, pos: int) -> tuple[scopes.Scope, ...]:
+        """The scopes around byte ``pos``, innermost first (remembered: finding them walks
+        the module's list of scopes, and each keystroke on a line asks the same)."""
+        found = self.chains.get(pos)
+        if found is None:
+            if len(self.chains) >= MAX_GAMMAS_PER_ANALYSIS:
+                self.chains.clear()
+            found = self.chains[pos] = tuple(self.scope_tree.scope_at(pos).chain())
+        return found
+
+
+class PythonAnalyzer(Analyzer):
+    name = "python"
+    grammar_dir = "python"
+    fragment = "statement"
+    keywords = scopes.KEYWORDS
+
+    parse_functions_alone = True
+    """After an edit inside a top-level function, parse that function alone (its analysis's
+    tree then holds only it; python_cache)."""
+
+    def __init__(self, incremental: bool = True) -> None:
+        """``incremental=False`` analyses every request from scratch (the reference the
+        per-document cache is tested against)."""
+        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
+        self._lock = threading.Lock()
+        self.incremental = incremental
+        self._documents = python_cache.DocumentStates()
+
+    def forget(self, uri: str) -> None:
+        self._documents.drop(uri)
+
+    def parser(self) -> Callable[[bytes, Any], Any]:
+        return parse
+
+    # -- analysis (cached by the text's digest) -------------------------------
+
+    def analysis(self, text: str, tree: Any, uri: str, workspace: WorkspaceContext) -> _Analysis:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() + uri
+        with self._lock:
+            if (hit := self._cache.get(key)) is not None:
+                self._cache.move_to_end(key)
+                return hit
+        source = text.encode("utf-8", "surrogatepass")
+        if callable(tree):  # made only on a miss (an incremental re-parse costs milliseconds)
+            tree = tree()
+        if tree is None:
+            tree = parse(source)
+        scope_tree = scopes.build(tree, source)
+        self._resolve_star_imports(scope_tree, uri, workspace)
+        result = _Analysis(tree, scope_tree, text)
+        with self._lock:
+            self._cache[key] = result
+            while len(self._cache) > 16:
+                self._cache.popitem(last=False)
+        return result
+
+    def _resolve_star_imports(self, tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> None:
+        module = tree.module
+        unresolved = []
+        for name, level, pos in module.star_imports:
+            names = star_names(name, level, uri_to_path(uri), workspace.roots)
+            if names is None:
+                unresolved.append((name, level, pos))
+                continue
+            for imported in names:
+                module.bind(scopes.Decl(imported, "Import", pos, pos, 0, 0, {"module": "." * level + name, "star": True}))
+        module.star_imports = unresolved
+
+    def _repaired(self, snapshot: Snapshot, start: int, end: int, workspace: WorkspaceContext) -> tuple[_Analysis, int]:
+        """Analysis of the document with [start, end) replaced by ``pass`` (offset of the hole in it).
+
+        Typing on one line leaves this text unchanged, so the document's last one is
+        reused as is; after an edit inside one function body only that function is
+        analysed again (python_cache); anything else analyses the whole file.
+        """
+        text = snapshot.text
+        repaired = text[:start] + "pass" + text[end:]
+        if not self.incremental:
+            return self._repaired_whole(snapshot, repaired, start, end, workspace), start
+        uri = snapshot.uri
+        pos = _byte(text, start)  # the repaired text has the same prefix
+        last = self._documents.get(uri)
+        if last is not None and last.text == repaired and (last.span is None or last.span.start <= pos < last.span.end):
+            return last, start
+        analysis = None
+        if last is not None:
+            source = repaired.encode("utf-8", "surrogatepass")
+            found = python_cache.reanalyse_function(
+                last.scope_tree.source, last.tree, self._view(last, uri), source, pos, parse,
+                LANGUAGE if self.parse_functions_alone else None,
+                last.span is not None and last.span.tree_is_function_only)
+            if found is not None:
+                analysis = _Analysis(found.tree, found.scope_tree, repaired, found.view, found.span)
+        if analysis is None:
+            analysis = self._repaired_whole(snapshot, repaired, start, end, workspace)
+        self._documents.put(uri, analysis)
+        return analysis, start
+
+    def _repaired_whole(self, snapshot: Snapshot, repaired: str, start: int, end: int,
+                        workspace: WorkspaceContext) -> _Analysis:
+        text = snapshot.text
+
+        def tree() -> Any:  # the document's tree with the hole's line edited to `pass`, re-parsed
+            if snapshot.tree is None:
+                return None
+            edited = snapshot.tree.copy()
+            start_b, end_b = _byte(text, start), _byte(text, end)
+            row = text.count("\n", 0, start)
+            column = start_b - _byte(text, text.rfind("\n", 0, start) + 1)
+            old_rows = text.count("\n", start, end)
+            old_end_col = (end_b - _byte(text, text.rfind("\n", 0, end) + 1)) if old_rows else column + end_b - start_b
+            edited.edit(start_byte=start_b, old_end_byte=end_b, new_end_byte=start_b + 4,
+                        start_point=(row, column), old_end_point=(row + old_rows, old_end_col),
+                        new_end_point=(row, column + 4))
+            return parse(repaired.encode("utf-8", "surrogatepass"), edited)
+
+        return self.analysis(repaired, tree, snapshot.uri, workspace)
+
+    def _view(self, analysis: _Analysis, uri: str) -> python_cache.ModuleView:
+        if analysis.view is None:
+            analysis.view = python_cache.ModuleView.build(
+                analysis.scope_tree.module, lambda decl, owner: self._binding(decl, analysis, uri, owner))
+        return analysis.view
+
+    def _current(self, snapshot: Snapshot, workspace: WorkspaceContext) -> _Analysis:
+        return self.analysis(snapshot.text, snapshot.tree, snapshot.uri, workspace)
+
+    # -- Γ ---------------------------------------------------------------------
+
+    def _gamma(self, analysis: _Analysis, offset: int, uri: str) -> Gamma:
+        """Γ at ``offset`` of the analysed text: remembered per analysis and position (each
+        caller gets its own frames), resolved from the module view inside a function."""
+        pos = analysis.byte(offset)
+        key = (pos, uri)
+        gamma = analysis.gammas.get(key)
+        if gamma is None:
+            gamma = self._function_gamma(analysis, pos, uri) if self.incremental else None
+            if gamma is None:
+                if analysis.span is not None:  # _repaired keeps the hole inside the rebuilt function
+                    raise AssertionError("Γ asked outside the function an incremental analysis covers")
+                gamma = self._reference_gamma(analysis, pos, uri)
+            if len(analysis.gammas) >= MAX_GAMMAS_PER_ANALYSIS:
+                analysis.gammas.clear()
+            analysis.gammas[key] = gamma
+        return Gamma(gamma.global_layer.copy(), [frame.copy() for frame in gamma.frames])
+
+    def _function_gamma(self, analysis: _Analysis, pos: int, uri: str) -> Gamma | None:
+        """Γ at ``pos`` inside a function: only the names its function chain binds are
+        resolved; module names and builtins come from the module view (a function sees
+        them unordered, so they do not depend on ``pos``). None outside functions."""
+        tree = analysis.scope_tree
+        scope = tree.scope_at(pos)
+        chain = list(scope.chain())
+        outermost = max((i for i, s in enumerate(chain) if s.kind == "function"), default=None)
+        if outermost is None:
+            return None
+        view = self._view(analysis, uri)
+        inner = chain[: outermost + 1]
+        inner_ids = {id(s) for s in inner}
+        local: set[str] = set()
+        for s in inner:
+            local.update(s.decls)
+            local.update(s.globals)
+        framed: dict[int, list[Binding]] = {id(s): [] for s in chain}
+        module_extra: dict[str, Binding] = {}
+        builtin_extra: dict[str, Binding] = {}
+        for name in sorted(local):
+            found = tree.resolve(name, pos, scope)
+            if found == "builtin":
+                builtin_extra[name] = python_cache.builtin_binding(name)
+            elif isinstance(found, scopes.Decl):
+                owner = tree._owner(found, scope) or chain[-1]
+                if id(owner) in inner_ids:
+                    framed[id(owner)].append(self._binding(found, analysis, uri, owner))
+                elif found is view.first_decls.get(name):
+                    module_extra[name] = view.module[name]
+                else:  # `global x` resolved to a later module binding (full analyses only)
+                    module_extra[name] = self._binding(found, analysis, uri, owner)
+        module = [b for n, b in view.module.items() if n not in local]
+        builtin = [b for n, b in view.builtins.items() if n not in local]
+        if module_extra:
+            module = sorted([*module, *module_extra.values()], key=lambda b: b.name)
+        if builtin_extra:
+            builtin = sorted([*builtin, *builtin_extra.values()], key=lambda b: b.name)
+        framed[id(chain[-1])] = module
+        return Gamma(Frame("builtins", builtin),
+                     [Frame(s.kind if s.kind == "module" else f"{s.kind} {s.name}", framed[id(s)])
+                      for s in reversed(chain)])
+
+    def _reference_gamma(self, analysis: _Analysis, pos: int, uri: str) -> Gamma:
+        """Γ by resolving every visible name (outside functions, and the reference)."""
+        tree = analysis.scope_tree
+        frames: dict[int, Frame] = {}
+        order: list[scopes.Scope] = list(reversed(list(tree.scope_at(pos).chain())))
+        for scope in order:
+            frames[id(scope)] = Frame(scope.kind if scope.kind == "module" else f"{scope.kind} {scope.name}")
+        builtin_frame = Frame("builtins")
+        for name, owner, found in tree.visible(pos):
+            if owner is None:
+                builtin_frame.declare(Binding(name, "Builtin", {"kind": scopes.builtin_kind(name)}))
+            else:
+                frames.setdefault(id(owner), Frame(owner.kind)).declare(self._binding(found, analysis, uri, owner))
+        return Gamma(builtin_frame, [frames[id(s)] for s in order if id(s) in frames])
+
+    @staticmethod
+    def _binding(decl: scopes.Decl, analysis: _Analysis, uri: str, owner: scopes.Scope) -> Binding:
+        attrs = {k: v for k, v in decl.attrs.items() if v is not None}
+        attrs["scope"] = owner.kind if owner.kind == "module" else f"{owner.kind} {owner.name}"
+        origin = None
+        if not decl.attrs.get("implicit") and not decl.attrs.get("star"):
+            source = analysis.scope_tree.source
+            line_start = decl.node_start - decl.col
+            column = len(source[line_start : decl.node_start].decode("utf-8", "replace"))
+            origin = Origin(uri, decl.row, column)
+        return Binding(decl.name, decl.sort, attrs, origin)
+
+    def gamma_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Gamma:
+        hole = self.hole_at(snapshot, offset, workspace)
+        if isinstance(hole, Hole):
+            return hole.gamma
+        return self._gamma(self._current(snapshot, workspace), offset, snapshot.uri)
+
+    # -- the hole ----------------------------------------------------------------
+
+    def hole_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Hole | NoHole:
+        text = snapshot.text
+        offset = max(0, min(offset, len(text)))
+        line_start, line_end = _line_bounds(text, offset)
+        if (why := self._in_comment_or_string(snapshot, offset, line_start)) is not None:
+            return NoHole(why)
+        line = text[line_start:line_end]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        first = line_start + len(indent)
+        if offset < first:
+            first = offset
+            indent = text[line_start:offset]
+        region_start = first
+        logical = self._logical_line_start(snapshot, line_start)
+        if isinstance(logical, NoHole):
+            return logical
+        if logical < line_start:  # the line continues an open bracket or a backslash
+            prev_start, _ = _line_bounds(text, logical)
+            prev_line = text[prev_start:]
+            indent = prev_line[: len(prev_line) - len(prev_line.lstrip(" \t"))]
+            region_start = prev_start + len(indent)
+        rest = text[offset:line_end]
+        if rest.strip() and not CLOSERS_ONLY.fullmatch(rest):
+            return NoHole("the cursor is in the middle of a line (text follows it)")
+        replace_end = line_end if rest.strip() else offset
+        typed = self.replay_text(text[region_start:offset])
+        analysis, hole_pos = self._repaired(snapshot, region_start, line_end, workspace)
+        gamma = self._gamma(analysis, hole_pos, snapshot.uri)
+        context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
+        path = tuple(
+            s.kind if s.kind == "module" else f"{s.kind} {s.name}"
+            for s in reversed(analysis.chain(analysis.byte(hole_pos)))
+        )
+        return Hole(
+            language=self.name, fragment=self.fragment, sort="Stmt", region_start=region_start,
+            cursor=offset, replace_end=replace_end, typed=typed, indent=indent, gamma=gamma,
+            context=MappingProxyType(context), region_path=path,
+        )
+
+    @staticmethod
+    def _in_comment_or_string(snapshot: Snapshot, offset: int, line_start: int) -> str | None:
+        text = snapshot.text
+        if lex_state(text, line_start, offset).in_comment:
+            return "inside a comment"
+        tree = snapshot.tree
+        if tree is None:
+            return None
+        b = _byte(text, offset)
+        node = tree.root_node.descendant_for_byte_range(b, b)
+        while node is not None:
+            if node.type == "interpolation":
+                return None  # an f-string field is code
+            if node.type == "string" and node.start_byte < b < node.end_byte and not node.has_error:
+                return "inside a string"
+            node = node.parent
+        return None
+
+    MAX_LOOKBACK = 20_000
+
+    @staticmethod
+    def _logical_line_start(snapshot: Snapshot, line_start: int) -> int | NoHole:
+        """Start of the logical line that the physical line at ``line_start`` belongs to.
+
+        Lexes forward from the start of the top-level statement around the line
+        (tree-sitter keeps those even around errors), noting at each line start
+        whether a bracket, a backslash or a triple-quoted string is still open.
+        """
+        text = snapshot.text
+        anchor = max(0, line_start - PythonAnalyzer.MAX_LOOKBACK)
+        if snapshot.tree is not None:
+            b = _byte(text, line_start)
+            last = python_cache.last_child_starting_before(snapshot.tree.root_node, b)  # a bisection
+            if last is not None:
+                anchor = max(anchor, _char_before(text, line_start, b, last.start_byte))
+        anchor = text.rfind("\n", 0, anchor) + 1 if anchor else 0
+        logical = anchor
+        pos = anchor
+        while pos < line_start:
+            nxt = text.find("\n", pos, line_start)
+            if nxt < 0:
+                break
+            state = lex_state(text, logical, nxt + 1)
+            if state.depth == 0 and not state.backslash and state.in_string is None:
+                logical = nxt + 1  # a complete logical line ended here
+            pos = nxt + 1
+        if logical < line_start:
+            state = lex_state(text, logical, line_start)
+            if state.in_string is not None and len(state.in_string) == 3:
+                return NoHole("inside a multi-line string")
+        return logical
+
+    def _keyword_context(self, text: str, line_start: int, indent: str, analysis: _Analysis, pos: int) -> dict[str, list[str]]:
+        chain = analysis.chain(analysis.byte(pos))
+        in_function = bool(chain) and chain[0].kind == "function"
+        in_loop = self._in_loop(text, line_start, len(indent))
+        context: dict[str, list[str]] = {
+            "kw_return": ["return"] if in_function else [],
+            "kw_yield": ["yield"] if in_function else [],
+            "kw_loop_control": ["break", "continue"] if in_loop else [],
+            "kw_elif": [], "kw_else": [], "kw_except": [], "kw_finally": [],
+        }
+        for word in self._continuations(text, line_start, len(indent)):
+            context[f"kw_{word}"] = [word]
+        return context
+
+    @staticmethod
+    def _previous_lines(text: str, line_start: int):
+        """(indent width, stripped text) of earlier non-blank, non-comment lines, nearest first."""
+        end = line_start
+        while end > 0:
+            start = max(text.rfind("\n", 0, end - 1), text.rfind("\r", 0, end - 1)) + 1
+            line = text[start:end].rstrip("\r\n")
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                yield len(line) - len(line.lstrip(" \t")), stripped
+            end = start
+
+    def _in_loop(self, text: str, line_start: int, width: int) -> bool:
+        for indent, stripped in self._previous_lines(text, line_start):
+            if indent >= width:
+                continue
+            width = indent
+            m = HEADER_WORD.match(stripped)
+            if m is None or not stripped.endswith(":"):
+                continue
+            word = m.group(2)
+            if word in ("def", "class"):
+                return False
+            if word in ("for", "while"):
+                return True
+            if width == 0:
+                return False
+        return False
+
+    def _continuations(self, text: str, line_start: int, width: int) -> Sequence[str]:
+        """Clause keywords that may continue the compound statement just above at this indentation."""
+        clauses: list[str] = []
+        body_seen = False
+        for indent, stripped in self._previous_lines(text, line_start):
+            if indent > width:
+                body_seen = True
+                continue
+            if indent < width or not body_seen:
+                break
+            m = HEADER_WORD.match(stripped)
+            if m is None:
+                break
+            word = m.group(2)
+            clauses.append(word)
+            if word in OPENERS:
+                break
+            body_seen = False
+        if not clauses or clauses[-1] not in OPENERS:
+            return ()
+        opener, last = clauses[-1], clauses[0]
+        if opener == "if":
+            return ("elif", "else") if last in ("if", "elif") else ()
+        if opener in ("for", "while"):
+            return ("else",) if last == opener else ()
+        if last == "try":
+            return ("except", "finally")
+        if last == "except":
+            return ("except", "else", "finally")
+        if last == "else":
+            return ("finally",)
+        return ()
+
+    def replay_text(self, raw: str) -> str:
+        # Inside brackets (or after a backslash) a line break is only a blank.
+        return re.sub(r"\\?(?:\r\n|\r|\n)[ \t]*", " ", raw)
+
+    # -- hover -----------------------------------------------------------------
+
+    def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
+        text = snapshot.text
+        start = offset
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        end = offset
+        while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        name = text[start:end]
+        if not name or not name.isidentifier():
+            return None
+        analysis = self._current(snapshot, workspace)
+        pos = _byte(text, start)
+        tree = analysis.scope_tree
+        scope = tree.scope_at(pos)
+        found = tree.resolve(name, _byte(text, end), scope)
+        if isinstance(found, scopes.Decl):
+            owner = tree._owner(found, scope) or tree.module
+            return self._binding(found, analysis, snapshot.uri, owner), start, end
+        if found == "builtin":
+            return Binding(name, "Builtin", {"kind": scopes.builtin_kind(name)}), start, end
+        # a declaration site itself (def name, parameter) resolves from after it
+        for decl in scope.decls.get(name, ()):
+            if decl.node_start == pos:
+                return self._binding(decl, analysis, snapshot.uri, scope), start, end
+        return None
+
+    # -- diagnostics -------------------------------------------------------------
+
+    def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
+        analysis = self._current(snapshot, workspace)
+        tree = analysis.scope_tree
+        source = tree.source
+        findings = []
+        for ref in tree.references:
+            if tree.resolve(ref.name, ref.start, ref.scope) is not None:
+                continue
+            start = len(source[: ref.start].decode("utf-8", "replace"))
+            message = f"undefined name '{ref.name}': nothing with this name exists here"
+            data = {"name": ref.name}
+            # only names visible at the reference are candidates: the fix is never a ghost.
+            # Each lookup resolves every visible name (~1 ms): a file full of unknown names
+            # gets fixes for its first MAX_FIXES only, so diagnostics stay cheap.
+            if len(findings) < MAX_FIXES and (
+                    fix := closest(ref.name, (name for name, _, _ in tree.visible(ref.start)))) is not None:
+                data["replacement"] = fix
+                message += f"; did you mean {fix}?"
+            findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
+        return findings
+
+    # -- the executor's questions ------------------------------------------------
+
+    def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
+        stripped = statement.strip()
+        source = stripped + ("\n    pass\n" if stripped.endswith(":") else "\n")
+        m = HEADER_WORD.match(stripped)
+        word = m.group(2) if m else None
+        if word in ("elif", "else", "except", "finally"):
+            source = "if True:\n    pass\n" + source if word in ("elif", "else") else "try:\n    pass\n" + source
+        tree = scopes.build(parse(source.encode()), source.encode())
+        declarations = []
+        block_bindings: list[Binding] = []
+        for name, decls in tree.module.decls.items():
+            decl = decls[0]
+            if decl.attrs.get("implicit"):
+                continue
+            declarations.append(Binding(name, decl.sort, {k: v for k, v in decl.attrs.items() if v is not None}))
+        opens = None
+        if stripped.endswith(":") and word in ("def", "class"):
+            opens = "function" if word == "def" else "class"
+            for child in tree.module.children:
+                for name, decls in child.decls.items():
+                    if not decls[0].attrs.get("implicit"):
+                        block_bindings.append(Binding(name, decls[0].sort, dict(decls[0].attrs)))
+        context = dict(hole.context)
+        for key in ("kw_elif", "kw_else", "kw_except", "kw_finally"):
+            context[key] = []
+        if word in ("for", "while") and stripped.endswith(":"):
+            context["kw_loop_control"] = ["break", "continue"]
+        if word == "def":
+            context.update(kw_return=["return"], kw_yield=["yield"], kw_loop_control=[])
+        return StatementEffects(declarations, opens, block_bindings, context)
+
+    def unbound_references(self, statement: str, gamma: Gamma) -> list[str]:
+        """Names used inside a comprehension or lambda of the statement that nothing binds."""
+        line = statement.strip()
+        if not line or not re.search(r"\b(for|lambda)\b", line):
+            return []
+        source = (line + ("\n    pass\n" if line.endswith(":") else "\n")).encode()
+        scope_tree = scopes.build(parse(source), source)
+        inner = [s for s in scope_tree.module.children if s.kind in ("comprehension", "lambda")]
+        missing = []
+        for ref in scope_tree.references:
+            if not any(s.start <= ref.start < s.end for s in inner):
+                continue
+            found = scope_tree.resolve(ref.name, ref.start, ref.scope)
+            if isinstance(found, scopes.Decl) and not found.attrs.get("implicit"):
+                continue  # bound by the statement itself
+            if ref.name in gamma:
+                continue
+            missing.append(ref.name)
+        return missing
+
+    def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
+        if statement.rstrip().endswith(":"):
+            return (current_indent + INDENT_UNIT,)
+        options = [current_indent]
+        width = len(current_indent)
+        while width > len(hole.indent):
+            width = max(len(hole.indent), width - len(INDENT_UNIT))
+            options.append(current_indent[:width])
+        return tuple(options)

@@ -1,0 +1,192 @@
+"""Completion through a shared engine (``gdg.backend = "remote"``), with its fallback.
+
+``RemoteCompletionService.complete`` is CompletionService's: the same hole,
+Γ, π and executor, with the remote decoder (gdg_lsp.backends.remote). When the
+engine is down, too slow, failing or refusing us, it says so once (a status
+for the editor, with a notice to show) and serves the configured fallback:
+``local`` loads the local model (on first need) and completes with it;
+``none`` answers with no suggestion and the reason. While the engine is out,
+requests go straight to the fallback; it is tried again after
+RETRY_AFTER_SECONDS, and its return is announced too.
+
+Runs on the decode worker's thread, like CompletionService.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gdg_lsp.backends import remote
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.errors import GdgError
+from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.service.local import CompletionService, Suggestion
+from gdg_lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the editor is told: ``state`` as in gdg/status (ready | loading | failed),
+    and ``notice``, a message to show the user, when the situation changed."""
+
+    state: str
+    message: str
+    notice: str | None = None
+    model: str | None = None
+    device: str | None = None
+    notice_level: str = "warning"  # "info" for good news
+
+
+def _silent_status(status: Status) -> None:
+    return None
+
+
+def _silent_progress(message: str, percent: int | None) -> None:
+    return None
+
+
+class RemoteCompletionService:
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: WorkspaceContext | None = None,
+        on_status: Callable[[Status], None] = _silent_status,
+        progress: Callable[[str, int | None], None] = _silent_progress,
+        connector: Callable[[remote.Endpoint], remote.RemoteBackend] = remote.connect,
+        local_loader: Callable[[Settings, WorkspaceContext], CompletionService] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._workspace = workspace or WorkspaceContext()
+        self._on_status = on_status
+        self._progress = progress
+        self._connector = connector
+        self._local_loader = local_loader or (lambda s, w: _load_local(s, w, progress))
+        self._remote: CompletionService | None = None
+        self._local: CompletionService | None = None
+        self._local_error: str | None = None
+        self._down: str | None = None  # why the engine is not in use (None: it is)
+        self._retry_at = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def workspace(self) -> WorkspaceContext:
+        return self._workspace
+
+    @workspace.setter
+    def workspace(self, value: WorkspaceContext) -> None:
+        self._workspace = value
+        for service in (self._remote, self._local):
+            if service is not None:
+                service.workspace = value
+
+    @property
+    def using_remote(self) -> bool:
+        return self._remote is not None
+
+    # -- the engine -------------------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Connect (health check and grammar probe); on failure announce the fallback."""
+        with self._lock:
+            return self._connect(initial=True)
+
+    def _connect(self, initial: bool = False) -> bool:
+        try:
+            endpoint = remote.Endpoint.from_settings(self.settings.remote)
+            backend = self._connector(endpoint)
+        except remote.RemoteError as err:
+            self._mark_down(str(err), initial)
+            return False
+        except Exception as err:  # noqa: BLE001 - an engine problem must not take the server down
+            log.exception("connecting to the remote engine failed")
+            self._mark_down(f"could not use the engine: {err}", initial)
+            return False
+        self._remote = CompletionService(backend, self._workspace, decoder=remote.RemoteDecoder(backend))
+        was_down = self._down is not None
+        self._down = None
+        message = f"{backend.model} on {endpoint.kind} at {endpoint.url}"
+        notice = f"gdg-lsp: the remote engine is back ({message})" if was_down and not initial else None
+        self._announce(Status("ready", message, notice, backend.model, "remote", notice_level="info"))
+        return True
+
+    def _mark_down(self, why: str, initial: bool = False) -> None:
+        first = self._down is None or initial
+        self._down = why
+        self._remote = None
+        self._retry_at = time.monotonic() + RETRY_AFTER_SECONDS
+        log.warning("remote engine unavailable: %s", why)
+        if self.settings.remote.fallback == "local":
+            self._ensure_local()
+            if self._local is not None:
+                message = f"remote engine unavailable ({why}); using the local model"
+                self._announce(Status("ready", message, "gdg-lsp: " + message if first else None,
+                                      self._local.backend.name, getattr(self._local.backend, "device", None)))
+                return
+            message = f"remote engine unavailable ({why}) and the local fallback failed: {self._local_error}"
+        else:
+            message = f"remote engine unavailable ({why}); no suggestions until it is back (gdg.remote.fallback is none)"
+        self._announce(Status("failed", message, "gdg-lsp: " + message if first else None))
+
+    def _ensure_local(self) -> None:
+        if self._local is not None or self._local_error is not None:
+            return
+        self._announce(Status("loading", "loading the local model (fallback for the remote engine)"))
+        try:
+            self._local = self._local_loader(self.settings, self._workspace)
+        except GdgError as err:
+            self._local_error = str(err)
+        except Exception as err:  # noqa: BLE001 - a broken model file must not take the server down
+            log.exception("loading the local fallback model failed")
+            self._local_error = f"could not load the model: {err}"
+
+    def _announce(self, status: Status) -> None:
+        try:
+            self._on_status(status)
+        except Exception:  # reporting must never break a request
+            log.exception("status callback failed")
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def complete(self, snapshot: Snapshot, offset: int, settings: Settings,
+                 cancel: threading.Event | None = None, measure_free_bits: bool = False) -> Suggestion:
+        with self._lock:
+            if self._remote is None and time.monotonic() >= self._retry_at:
+                self._connect()
+            if self._remote is not None:
+                try:
+                    return self._remote.complete(snapshot, offset, settings, cancel, measure_free_bits)
+                except remote.RemoteUnavailableError as err:
+                    self._mark_down(str(err))
+            return self._fallback(snapshot, offset, settings, cancel, measure_free_bits)
+
+    def _fallback(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
+                  measure_free_bits: bool) -> Suggestion:
+        if self.settings.remote.fallback == "local":
+            self._ensure_local()
+            if self._local is not None:
+                return self._local.complete(snapshot, offset, settings, cancel, measure_free_bits)
+            reason = f"the remote engine is unavailable ({self._down}) and the local model failed: {self._local_error}"
+        else:
+            reason = f"the remote engine is unavailable ({self._down}); gdg.remote.fallback is none"
+        return Suggestion("", offset, offset, snapshot.language_id, settings.constraint, reason=reason,
+                          stop_reason="remote-unavailable")
+
+
+def _load_local(settings: Settings, workspace: WorkspaceContext, progress: Any = None) -> CompletionService:
+    from gdg_lsp.backends import models
+
+    device, warning = models.resolve_device(settings.device)
+    if warning:
+        log.warning("%s", warning)
+    backend = models.load(models.resolve(settings.model), device, progress or _silent_progress, settings.threads,
+                          settings.engine)
+    return CompletionService(backend, workspace)
