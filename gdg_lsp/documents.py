@@ -163,17 +163,7 @@ class Document:
         line_text = self.line_text(line)
         return line, _units(line_text[: offset - start], encoding)
 
-    def is_valid_position(self, line: int, character: int) -> bool:
-        """True when (line, character) addresses the document without clamping a line."""
-        return 0 <= line < len(self._starts) and character >= 0
-
     # -- edits -------------------------------------------------------------
-
-    def replace_all(self, text: str, version: int) -> None:
-        self.text = text
-        self.version = version
-        self._starts = [0, *_line_starts(text)]
-        self._reparse(None)
 
     def apply_changes(
         self,

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdg_lsp import fragments
-from gdg_lsp.grammar import xgrammar_engine as grammars
-from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeSpec, Decoder, settle
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+from gdg_lsp.decoding.engine import STOP_NEWLINE, Decoder, DecodeSpec, settle
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
+from gdg_lsp.grammar import xgrammar_engine as grammars
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole
 
 

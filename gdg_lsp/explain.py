@@ -11,12 +11,12 @@ import functools
 from typing import Any
 
 from gdg_lsp import fragments, languages
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
-from gdg_lsp.vocab import ListVocabulary
 from gdg_lsp.documents import Snapshot
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
+from gdg_lsp.vocab import ListVocabulary
 
 MAX_NAMES_SHOWN = 40
 

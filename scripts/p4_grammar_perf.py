@@ -28,13 +28,13 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from gdg_lsp import fragments
-    from gdg_lsp.languages.p4 import bench
     from gdg_lsp.backends import models
-    from gdg_lsp.vocab import HFVocabulary
     from gdg_lsp.documents import Document
     from gdg_lsp.languages import analyzer
     from gdg_lsp.languages.base import Hole, WorkspaceContext
+    from gdg_lsp.languages.p4 import bench
     from gdg_lsp.settings import P4Settings, Settings
+    from gdg_lsp.vocab import HFVocabulary
 
     folder = models.converted_dir(models.resolve("default"))
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)

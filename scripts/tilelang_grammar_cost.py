@@ -20,9 +20,9 @@ import xgrammar as xgr
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tilelang"))
 
 from gdg_lsp import fragments, languages  # noqa: E402
-from gdg_lsp.languages.tilelang import bench as plugin  # noqa: E402
 from gdg_lsp.decoding import models  # noqa: E402
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache  # noqa: E402
+from gdg_lsp.languages.tilelang import bench as plugin  # noqa: E402
 from gdg_lsp.vocab import HFVocabulary  # noqa: E402
 
 
@@ -32,9 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--holes", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
-    from transformers import AutoTokenizer
-
     from tl_helpers import hole_at_line
+    from transformers import AutoTokenizer
 
     spec = models.resolve("default")
     tokenizer = AutoTokenizer.from_pretrained(str(models.converted_dir(spec)), local_files_only=True)

@@ -65,9 +65,16 @@ def unpermute_rows(weight: torch.Tensor, heads: int) -> torch.Tensor:
 
 def _readers() -> Any:
     try:
-        from transformers.integrations.gguf import GgufHeader, load_gguf_state_dict, read_gguf_metadata
+        from transformers.integrations.gguf import (
+            GgufHeader,
+            load_gguf_state_dict,
+            read_gguf_metadata,
+        )
         from transformers.integrations.gguf.dequant import dequantize
-        from transformers.integrations.gguf.gguf_tokenizer_mapping import convert_gguf_tokenizer, get_gguf_tokenizer
+        from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+            convert_gguf_tokenizer,
+            get_gguf_tokenizer,
+        )
         from transformers.integrations.gguf.reader import _TORCH_DTYPE
     except ImportError as err:  # an older transformers: its own path is used
         raise UnsupportedGguf(f"this transformers has no GGUF readers ({err})") from err

@@ -39,7 +39,6 @@ import socket
 import ssl
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,10 +46,8 @@ from urllib.parse import urlsplit
 
 import xgrammar as xgr
 
-from gdg_lsp.fragments import ebnf
-from gdg_lsp.grammar import continuation
-from gdg_lsp.grammar import dialects
 from gdg_lsp.backends.base import BackendStats
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.decoding.engine import (
     NATURAL_STOPS,
     STOP_CANCELLED,
@@ -62,8 +59,10 @@ from gdg_lsp.decoding.engine import (
     DecodeResult,
     DecodeSpec,
 )
-from gdg_lsp.vocab import Encoding, Vocabulary
 from gdg_lsp.errors import GdgError, GrammarError
+from gdg_lsp.fragments import ebnf
+from gdg_lsp.grammar import continuation, dialects
+from gdg_lsp.vocab import Encoding, Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -514,9 +513,8 @@ class RemoteDecoder:
         self.backend = backend
         self.vocab = backend.vocab
         self.dialect = backend.endpoint.dialect
-        self._parsed: OrderedDict[str, continuation.Continuations] = OrderedDict()
-        self._sent: OrderedDict[tuple, str] = OrderedDict()
-        self._cache_size = cache_size
+        self._parsed: BoundedCache[str, continuation.Continuations] = BoundedCache("remote.grammars", cache_size)
+        self._sent: BoundedCache[tuple, str] = BoundedCache("remote.sent-grammars", 4 * cache_size)
         self._lock = threading.Lock()
 
     # -- the grammar to send ----------------------------------------------------------------
@@ -526,11 +524,7 @@ class RemoteDecoder:
         algebra = self._parsed.get(key)
         if algebra is None or len(algebra.rules) > 50_000:  # bound what one grammar's derivatives hold
             rules = ebnf.parse(grammar_text) if grammar_text is not None else {"root": _ANY_TEXT}
-            algebra = continuation.Continuations(rules)
-        self._parsed[key] = algebra
-        self._parsed.move_to_end(key)
-        while len(self._parsed) > self._cache_size:
-            self._parsed.popitem(last=False)
+            algebra = self._parsed.put(key, continuation.Continuations(rules))
         return algebra
 
     def request_grammar(self, grammar_text: str | None, typed: str, heal: str, no_blank_start: bool) -> str:
@@ -538,7 +532,6 @@ class RemoteDecoder:
         key = (grammar_text, typed, heal, no_blank_start)
         with self._lock:
             if (known := self._sent.get(key)) is not None:
-                self._sent.move_to_end(key)
                 return known
             algebra = self._algebra(grammar_text)
             rest = algebra.derive(ebnf.Ref("root"), typed)
@@ -549,10 +542,7 @@ class RemoteDecoder:
             root = continuation._seq([ebnf.Lit(heal), rest]) if heal else rest
             text = dialects.render(algebra.grammar(root), self.dialect)  # type: ignore[arg-type]
             dialects.validate(text, self.dialect)
-            self._sent[key] = text
-            while len(self._sent) > 4 * self._cache_size:
-                self._sent.popitem(last=False)
-            return text
+            return self._sent.put(key, text)
 
     def request_body(self, prompt: str, grammar: str | None, max_tokens: int, temperature: float,
                      seed: int | None) -> dict[str, Any]:

@@ -39,7 +39,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp.bench.quality import DEFAULT_CORPUS, percentile
+from gdg_lsp.bench.quality import DEFAULT_CORPUS
+from gdg_lsp.caches import all_stats
+from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
 SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp")
@@ -433,9 +435,9 @@ def _module_with_names(count: int, tag: str) -> tuple[str, int]:
 
 def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]]:
     from gdg_lsp import fragments, languages
+    from gdg_lsp.documents import Document
     from gdg_lsp.grammar import xgrammar_engine as grammars
     from gdg_lsp.grammar.xgrammar_engine import GrammarCache
-    from gdg_lsp.documents import Document
     from gdg_lsp.languages.base import NoHole, WorkspaceContext
 
     cache = GrammarCache(vocab)
@@ -812,14 +814,19 @@ def render(report: dict[str, Any]) -> str:
                               lsp["with_suggestion"], lsp.get("tokens_mean", "-"), lsp["rtt_p50_ms"], lsp["rtt_p95_ms"],
                               lsp.get("server_total_p50_ms", "-"), lsp.get("overhead_p50_ms", "-"),
                               lsp["server_peak_rss_mb"]]]))
+    if report.get("caches"):
+        parts.append("\n### Caches (this process, at the end of the run)\n")
+        parts.append(_table(["cache", "entries", "limit", "hits", "misses", "evictions", "weight"],
+                            [[c["name"], c["entries"], c["maxEntries"], c["hits"], c["misses"], c["evictions"],
+                              c["weight"] or "-"] for c in report["caches"]]))
     parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
                  f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
     return "\n".join(parts) + "\n"
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from gdg_lsp.languages.python.bench import cut_holes
     from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.python.bench import cut_holes
     from gdg_lsp.service.local import CompletionService
 
     began = time.perf_counter()
@@ -884,6 +891,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             sections["lsp"] = time.perf_counter() - mark
     report["section_seconds"] = {k: round(v, 1) for k, v in sections.items()}
     report["peak_rss_mb"] = peak_rss_mb()
+    report["caches"] = [stats.payload() for stats in all_stats()]
     report["seconds"] = time.perf_counter() - began
     report["command"] = "gdg-lsp bench perf " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "perf"] else [])
     return report

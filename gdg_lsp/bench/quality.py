@@ -18,6 +18,7 @@ from typing import Any
 
 from gdg_lsp import languages
 from gdg_lsp.languages.cases import HoleCase
+from gdg_lsp.latency import percentile
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
 
@@ -45,14 +46,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
     return parser.parse_args(argv)
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 _CORE_FLAGS = {"parsed", "passed", "match", "exact"}

@@ -32,6 +32,7 @@ from gdg_lsp.bench.hostile import edit_session, hostile_message
 from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.text_model import TextModel
 from gdg_lsp.documents import MAX_ANALYSED_CHARS
+from gdg_lsp.latency import percentile
 
 NO_MODEL = {"model": "/nonexistent/gdg-stress-model.gguf"}
 STORM_TOKENS = sorted(
@@ -48,11 +49,6 @@ def rss_bytes() -> int:
         import resource
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 # -- fuzz ---------------------------------------------------------------------------

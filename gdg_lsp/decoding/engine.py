@@ -36,8 +36,8 @@ import numpy as np
 import torch
 import xgrammar as xgr
 
-from gdg_lsp.decoding import drafts
 from gdg_lsp.backends.base import ModelBackend
+from gdg_lsp.decoding import drafts
 
 STOP_NEWLINE = "newline"
 STOP_GRAMMAR = "grammar-complete"

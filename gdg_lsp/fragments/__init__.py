@@ -45,8 +45,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from gdg_lsp.fragments import ebnf
 from gdg_lsp.errors import GammaEmptyError, GrammarError
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Gamma
 
 RUNGS = ("pin", "ctx", "gamma", "base")

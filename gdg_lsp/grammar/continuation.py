@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar.dialects import CharSet, parse_class
-from gdg_lsp.errors import GrammarError
 
 Expr = ebnf.Expr
 _PENDING = object()  # a derived rule whose body is being built

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import xgrammar as xgr
 
-from gdg_lsp.fragments import ebnf
 from gdg_lsp.errors import GrammarError
+from gdg_lsp.fragments import ebnf
 
 DIALECTS = ("xgrammar", "gbnf")
 

@@ -9,19 +9,18 @@ every real compilation, which the tests and ``bench perf`` read).
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import xgrammar as xgr
 
-from gdg_lsp.vocab import Vocabulary
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GrammarError
+from gdg_lsp.vocab import Vocabulary
 
 
 @dataclass
-class CacheStats:
+class GrammarStats:
     hits: int = 0
     compiles: int = 0
     compile_seconds: float = 0.0
@@ -34,10 +33,15 @@ class GrammarCache:
         self.vocab = vocab
         # XGrammar's own cache is off: this one is bounded by bytes and counted.
         self._compiler = xgr.GrammarCompiler(vocab.tokenizer_info(), max_threads=threads, cache_enabled=False)
-        self._entries: OrderedDict[str, xgr.CompiledGrammar] = OrderedDict()
-        self._max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self.stats = CacheStats()
+        self._entries: BoundedCache[str, xgr.CompiledGrammar] = BoundedCache(
+            "grammar.compiled", 4096, max_weight=max_bytes, weigh=lambda compiled: compiled.memory_size_bytes)
+        self._compiles = 0
+        self._compile_seconds = 0.0
+
+    @property
+    def stats(self) -> GrammarStats:
+        counts = self._entries.stats
+        return GrammarStats(counts.hits, self._compiles, self._compile_seconds, counts.evictions, counts.weight)
 
     @staticmethod
     def key(text: str) -> str:
@@ -45,27 +49,16 @@ class GrammarCache:
 
     def get(self, text: str) -> xgr.CompiledGrammar:
         key = self.key(text)
-        with self._lock:
-            if (hit := self._entries.get(key)) is not None:
-                self._entries.move_to_end(key)
-                self.stats.hits += 1
-                return hit
+        if (hit := self._entries.get(key)) is not None:
+            return hit
         began = time.perf_counter()
         try:
             compiled = self._compiler.compile_grammar(text)
         except RuntimeError as err:
             raise GrammarError(f"XGrammar could not compile the grammar: {str(err).strip().splitlines()[-1]}") from err
-        seconds = time.perf_counter() - began
-        with self._lock:
-            self.stats.compiles += 1
-            self.stats.compile_seconds += seconds
-            self._entries[key] = compiled
-            self.stats.bytes += compiled.memory_size_bytes
-            while self.stats.bytes > self._max_bytes and len(self._entries) > 1:
-                _, old = self._entries.popitem(last=False)
-                self.stats.bytes -= old.memory_size_bytes
-                self.stats.evictions += 1
-        return compiled
+        self._compiles += 1
+        self._compile_seconds += time.perf_counter() - began
+        return self._entries.put(key, compiled)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -16,8 +16,8 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from gdg_lsp import __version__
-from gdg_lsp.server.protocol import GdgProtocol
 from gdg_lsp.server import transport
+from gdg_lsp.server.protocol import GdgProtocol
 from gdg_lsp.server.session import Session
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,14 @@ class GdgLanguageServer(LanguageServer):
 def create_server(dev: bool = False) -> GdgLanguageServer:
     """The server; ``dev`` adds the test features of ``gdg_lsp.server.devtools``."""
     from gdg_lsp.server import (
-        code_action, completion, configuration, custom, hover, inline_completion, sync, workspace_files,
+        code_action,
+        completion,
+        configuration,
+        custom,
+        hover,
+        inline_completion,
+        sync,
+        workspace_files,
     )
 
     server = GdgLanguageServer()

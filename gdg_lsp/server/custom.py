@@ -8,6 +8,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from gdg_lsp.caches import all_stats
 from gdg_lsp.server.session import status_payload
 from gdg_lsp.server.worker import ModelNotReady
 
@@ -30,6 +31,7 @@ def register(server) -> None:
         payload = status_payload(ls.session.worker.state)
         payload["lastSuggestion"] = ls.session.last_suggestion
         payload["worker"] = ls.session.worker.stats_payload()
+        payload["caches"] = [stats.payload() for stats in all_stats()]
         return payload
 
     @server.feature("gdg/explain")

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from gdg_lsp import languages
-from gdg_lsp.documents import MAX_ANALYSED_CHARS, DocumentStore, PositionEncoding, uri_to_path
+from gdg_lsp.documents import (
+    MAX_ANALYSED_CHARS,
+    DocumentStore,
+    PositionEncoding,
+    uri_to_path,
+)
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.worker import DecodeWorker, WorkerState

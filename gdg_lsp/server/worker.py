@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.latency import summary_ms
 from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -89,16 +90,10 @@ class WorkerStats:
     """Seconds from cancellation to the job's end, for jobs cancelled while running."""
 
     def payload(self, running: int, max_running: int) -> dict[str, Any]:
-        latencies = sorted(self.cancel_latency)
+        latency = summary_ms(self.cancel_latency)
         return {"running": running, "maxRunning": max_running, "decodes": self.decodes, "skipped": self.skipped,
                 "cancelledRunning": self.cancelled_running, "maxTokensAfterCancel": self.max_tokens_after_cancel,
-                "cancelLatencyMs": {"p50": _ms(latencies, 0.5), "p95": _ms(latencies, 0.95), "max": _ms(latencies, 1.0)}}
-
-
-def _ms(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1)
+                "cancelLatencyMs": {"p50": latency["p50"], "p95": latency["p95"], "max": latency["max"]}}
 
 
 class ModelNotReady(GdgError):
@@ -252,7 +247,9 @@ class DecodeWorker:
             self._set_state(WorkerState("failed", f"could not load the model: {err}"))
             return
         from gdg_lsp.backends.lean.batching import pooled
-        from gdg_lsp.service.local import CompletionService  # here: it imports torch, which a missing model never needs
+        from gdg_lsp.service.local import (
+            CompletionService,  # here: it imports torch, which a missing model never needs
+        )
 
         self._close_service()
         # lean engines batch the steps of up to batchSize documents; the others decode one at a time

@@ -24,8 +24,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from gdg_lsp.documents import uri_to_path
-from gdg_lsp.server import diagnostics
 from gdg_lsp.languages.sql import catalog as sql_catalog
+from gdg_lsp.server import diagnostics
 
 log = logging.getLogger(__name__)
 

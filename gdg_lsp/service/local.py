@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdg_lsp import languages
-from gdg_lsp.decoding import healing
 from gdg_lsp.backends.base import ModelBackend
 from gdg_lsp.backends.lean.batching import SlotPool
+from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution, Executor, Prompt
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
 from gdg_lsp.settings import Settings
 

@@ -8,7 +8,14 @@ import random
 import re
 import shutil
 
-from p4_helpers import BASIC, INCLUDE, corpus_programs, hole_after, hole_in_new_line, workspace
+from p4_helpers import (
+    BASIC,
+    INCLUDE,
+    corpus_programs,
+    hole_after,
+    hole_in_new_line,
+    workspace,
+)
 
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.p4.preprocess import preprocess

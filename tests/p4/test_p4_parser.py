@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import pytest
 from lark import Tree
+from p4_helpers import INCLUDE, corpus_programs
 
-from gdg_lsp.languages.p4.parser import parse_program, parse_text, region_key, scan_type_names, split_items
+from gdg_lsp.languages.p4.parser import (
+    parse_program,
+    parse_text,
+    region_key,
+    scan_type_names,
+    split_items,
+)
 from gdg_lsp.languages.p4.preprocess import Define, preprocess
 from gdg_lsp.languages.p4.symbols import bind
 from gdg_lsp.languages.p4.workspace import IncludePaths, analyse
-
-from p4_helpers import INCLUDE, corpus_programs
 
 
 def _library_types() -> set[str]:

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from p4_helpers import hole_in_new_line
 
 from gdg_lsp import fragments
-from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.backends.models import random_backend
+from gdg_lsp.decoding.engine import Decoder, DecodeSpec
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.p4.analyzer import KEYWORDS
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from p4_helpers import workspace
 
-from gdg_lsp.languages.p4 import bench
 from gdg_lsp.documents import Document
+from gdg_lsp.languages.p4 import bench
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import P4Settings, Settings
 

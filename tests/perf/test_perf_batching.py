@@ -20,9 +20,14 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.backends.lean.batching import SlotPool, SlotBackend, batched_step, pooled
-from gdg_lsp.decoding.engine import STOP_CANCELLED, DecodeSpec, Decoder
-from gdg_lsp.backends.lean.llama import FastLlamaBackend, LeanLlama, LlamaShape, build_weights
+from gdg_lsp.backends.lean.batching import SlotBackend, SlotPool, batched_step, pooled
+from gdg_lsp.backends.lean.llama import (
+    FastLlamaBackend,
+    LeanLlama,
+    LlamaShape,
+    build_weights,
+)
+from gdg_lsp.decoding.engine import STOP_CANCELLED, Decoder, DecodeSpec
 from tests.unit.test_guarantee import assert_no_ghosts
 
 PROMPTS = ["def f(x):\n    return", "for ab in xy:\n    print(", "if not abc:\n    x =", "import"]
@@ -403,9 +408,9 @@ _POOLS: dict = {}
 def test_concurrent_suggestions_reference_only_their_gamma(names, seed, tiny_vocab):
     """Each of 2-3 concurrent requests (its own random Γ, sampled decoding) references
     only names of its own Γ, whatever the others in the batch decode."""
-    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
     from gdg_lsp.documents import Snapshot
     from gdg_lsp.executor import Executor, Prompt
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
     from gdg_lsp.languages.base import WorkspaceContext
     from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 

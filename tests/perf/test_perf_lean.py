@@ -8,15 +8,19 @@ one on the default model itself.
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp.backends.base import TorchBackend
+from gdg_lsp.backends.lean.llama import (
+    FastLlamaBackend,
+    LlamaShape,
+    UnsupportedModel,
+    build_weights,
+)
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.backends.lean.llama import FastLlamaBackend, LlamaShape, UnsupportedModel, build_weights
 
 
 def _pair(vocab, kind: str = "llama", tied: bool = True, quant: str = "none", seed: int = 0, capacity: int = 1024):
@@ -139,8 +143,8 @@ def test_unsupported_checkpoints_are_refused():
 
 
 def test_engine_setting_picks_the_backend(tmp_path):
-    from gdg_lsp.bench.random_model import write_random_model
     from gdg_lsp.backends import models
+    from gdg_lsp.bench.random_model import write_random_model
     from gdg_lsp.errors import ModelUnavailableError
 
     folder = write_random_model(tmp_path / "tiny", "tiny")

@@ -24,7 +24,8 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gdg_lsp.bench.hostile import edit_session, framed_stream, hostile_message
 from gdg_lsp.bench.lsp_client import StdioClient

@@ -12,11 +12,17 @@ import time
 import pytest
 
 from gdg_lsp import fragments
-from gdg_lsp.bench.inprocess import InProcessServer
-from gdg_lsp.bench.stress import HOSTILE_NAMES, big_document, gamma_of, name_fragment, rss_bytes
-from gdg_lsp.decoding.engine import DecodeSpec, Decoder
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
 from gdg_lsp.backends.models import random_backend
+from gdg_lsp.bench.inprocess import InProcessServer
+from gdg_lsp.bench.stress import (
+    HOSTILE_NAMES,
+    big_document,
+    gamma_of,
+    name_fragment,
+    rss_bytes,
+)
+from gdg_lsp.decoding.engine import Decoder, DecodeSpec
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
 from gdg_lsp.vocab import ListVocabulary
 from tests.reliability.conftest import NO_MODEL
 

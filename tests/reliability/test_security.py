@@ -32,9 +32,9 @@ import pytest
 from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.lsp_client import StdioClient
 from gdg_lsp.bench.stress import slow_random_resolver
-from gdg_lsp.server import create_server
 from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
+from gdg_lsp.server import create_server
 
 EVIL_MODULES = ("evil", "evilpkg", "sitecustomize_gdg", "conftest_gdg")
 

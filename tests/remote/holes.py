@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from gdg_lsp import languages
-from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.documents import Document
 from gdg_lsp.explain import byte_grammars
 from gdg_lsp.grammar.xgrammar_engine import accepts
 from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.settings import Settings
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"

@@ -18,8 +18,8 @@ import pytest
 from gdg_lsp.backends import remote
 from gdg_lsp.documents import Document
 from gdg_lsp.languages.python.analyzer import parse
-from gdg_lsp.service.remote import RemoteCompletionService, Status
 from gdg_lsp.service.local import CompletionService
+from gdg_lsp.service.remote import RemoteCompletionService, Status
 from gdg_lsp.settings import RemoteSettings, Settings, from_json
 from tests.remote import gbnf_check, holes
 from tests.remote.fake_engine import PROBE, FakeEngine

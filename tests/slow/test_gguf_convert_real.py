@@ -14,8 +14,7 @@ def test_the_default_model_converts_as_transformers_converts_it(tmp_path, corpus
     from safetensors.torch import load_file
     from transformers import PreTrainedTokenizerFast
 
-    from gdg_lsp.backends import gguf_convert
-    from gdg_lsp.backends import models
+    from gdg_lsp.backends import gguf_convert, models
 
     spec = models.resolve("default")
     fast, reference = tmp_path / "fast", tmp_path / "reference"

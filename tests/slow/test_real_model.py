@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gdg_lsp.languages.python import bench as python_bench
 from gdg_lsp.documents import Document
+from gdg_lsp.languages.python import bench as python_bench
 from gdg_lsp.languages.python.analyzer import parse
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import Settings

@@ -14,9 +14,9 @@ import json
 import pytest
 
 from gdg_lsp import fragments
-from gdg_lsp.grammar.xgrammar_engine import accepts
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.explain import byte_grammars
+from gdg_lsp.grammar.xgrammar_engine import accepts
 from gdg_lsp.languages import analyzer
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse

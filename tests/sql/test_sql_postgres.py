@@ -18,7 +18,6 @@ from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql.catalog import SchemaCatalog
 
 
-
 def admin_connection(dsn: str, database: str | None = None):
     """A separate connection for setting up and checking (not the code under test)."""
     import pg8000.native
@@ -183,8 +182,8 @@ def test_a_database_that_hangs_or_goes_down_keeps_the_last_known_schema(database
 
 
 def test_connections_come_from_settings(database, tmp_path):
-    from gdg_lsp.settings import from_json
     from gdg_lsp.languages.sql.catalog import catalog_for
+    from gdg_lsp.settings import from_json
 
     settings, problems = from_json({"gdg": {"sql": {"connections": [database]}}})
     assert problems == []

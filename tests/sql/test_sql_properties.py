@@ -16,16 +16,17 @@ import tempfile
 from pathlib import Path
 
 import torch
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gdg_lsp.backends import models
-from gdg_lsp.vocab import ListVocabulary
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse
 from gdg_lsp.languages.sql.lexer import RESERVED, ident_key, significant, tokenize
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import Settings
+from gdg_lsp.vocab import ListVocabulary
 
 KEYWORDS = ["SELECT ", " FROM ", " WHERE ", " AND ", " OR ", " JOIN ", " AS ", " ON ", " = ", " > ", ";", "\n",
             "count(*)", " GROUP BY ", " ORDER BY ", " LIMIT ", " DESC", "T1.", "T2.", "T3.", ", ", "'x'", "1"]

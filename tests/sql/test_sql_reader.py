@@ -87,7 +87,8 @@ def test_reader_survives_garbage():
         read_statement(text, 0, len(text))
 
 
-from hypothesis import example, given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 _PIECES = ["SELECT", "FROM", "WHERE", "WITH", "AS", "JOIN", "ON", "(", ")", ",", "a", "t.b", "`q q`", "'s'",
            "UNION", "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE", "=", "*", "GROUP", "BY", "ORDER", "1", ";"]

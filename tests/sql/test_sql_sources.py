@@ -8,9 +8,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from gdg_lsp.languages.sql.ddl import read_ddl, resolve
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.catalog import SchemaCatalog
+from gdg_lsp.languages.sql.ddl import read_ddl, resolve
 
 HOSTILE_DDL = '''
 CREATE TABLE IF NOT EXISTS "Order Details" (

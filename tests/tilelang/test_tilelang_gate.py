@@ -8,11 +8,11 @@ import re
 
 import pytest
 from tl_helpers import hole_at_line
+from tl_refs import references
 
 from gdg_lsp import fragments
-from gdg_lsp.languages.tilelang import bench as plugin
 from gdg_lsp.grammar.xgrammar_engine import full_match
-from tl_refs import references
+from gdg_lsp.languages.tilelang import bench as plugin
 
 PER_CATEGORY = 3
 

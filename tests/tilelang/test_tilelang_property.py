@@ -7,17 +7,16 @@ from __future__ import annotations
 import keyword
 import re
 
-from tl_helpers import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
-from tl_refs import free_names
-
-from gdg_lsp.decoding.engine import NATURAL_STOPS
-from tl_scripted import NoisyBackend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tl_helpers import GEMM_HEAD, GEMM_TAIL, TILELANG, snapshot
+from tl_refs import free_names
+from tl_scripted import NoisyBackend
 
-from gdg_lsp.languages.tilelang import bench as plugin
-from gdg_lsp.languages.cases import HoleCase
+from gdg_lsp.decoding.engine import NATURAL_STOPS
 from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.languages.cases import HoleCase
+from gdg_lsp.languages.tilelang import bench as plugin
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import from_json
 

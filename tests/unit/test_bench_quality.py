@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gdg_lsp.bench.quality import markdown, percentile, plugins, summarize
+from gdg_lsp.bench.quality import markdown, plugins, summarize
+from gdg_lsp.latency import percentile
 
 
 def _row(arm: str, ghosts: list[str], latency: float, **details) -> dict:

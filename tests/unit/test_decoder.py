@@ -9,13 +9,18 @@ import time
 import pytest
 
 from gdg_lsp import fragments
-from gdg_lsp.fragments import ebnf
 from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import (
-    STOP_CANCELLED, STOP_MAX_TOKENS, STOP_NEWLINE, STOP_TIMEOUT, DecodeSpec, Decoder,
+    STOP_CANCELLED,
+    STOP_MAX_TOKENS,
+    STOP_NEWLINE,
+    STOP_TIMEOUT,
+    Decoder,
+    DecodeSpec,
 )
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
 
 
 @pytest.fixture(scope="module")

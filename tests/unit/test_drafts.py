@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp.decoding import drafts
-from gdg_lsp.decoding.engine import DecodeSpec, Decoder
+from gdg_lsp.decoding.engine import Decoder, DecodeSpec
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gdg_lsp.fragments import ebnf
 from gdg_lsp.errors import GrammarError
+from gdg_lsp.fragments import ebnf
 
 TEMPLATE = r'''
 # a comment line

@@ -15,8 +15,8 @@ import pytest
 
 from gdg_lsp import fragments
 from gdg_lsp.fragments import ebnf
-from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.gamma import Binding, Gamma
+from gdg_lsp.grammar.xgrammar_engine import full_match
 
 CONFIGS = [
     ["plain"],

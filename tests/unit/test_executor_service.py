@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.documents import Document, Snapshot
 from gdg_lsp.executor import Executor, Prompt
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 from gdg_lsp.service.local import CompletionService, window_start

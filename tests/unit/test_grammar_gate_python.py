@@ -7,10 +7,9 @@ from __future__ import annotations
 import ast
 import random
 
-
 from gdg_lsp import fragments
-from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.documents import Snapshot
+from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 

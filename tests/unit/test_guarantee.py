@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp import fragments
-from gdg_lsp.fragments import ebnf
-from gdg_lsp.decoding.engine import DecodeSpec, Decoder
 from gdg_lsp.backends.models import random_backend
+from gdg_lsp.decoding.engine import Decoder, DecodeSpec
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse

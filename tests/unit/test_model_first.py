@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp import fragments
+from gdg_lsp.decoding.engine import Decoder, DecodeSpec
 from gdg_lsp.fragments import ebnf
-from gdg_lsp.decoding.engine import DecodeSpec, Decoder
+from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.vocab import ListVocabulary
-from gdg_lsp.gamma import Binding, Gamma
 
 NAMES = ["x", "xy", "ab", "abc", "len", "print", "self", "a_1", "b2", "zz"]
 

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from gdg_lsp.decoding.engine import Decoder
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 

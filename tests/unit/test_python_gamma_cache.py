@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from gdg_lsp.documents import Document, PositionEncoding
 from gdg_lsp.gamma import Binding
-from gdg_lsp.languages.python import scopes as python_scopes
 from gdg_lsp.languages.base import Hole, WorkspaceContext
+from gdg_lsp.languages.python import scopes as python_scopes
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 from gdg_lsp.languages.tilelang.analyzer import TileLangAnalyzer
 from tests.conftest import CORPUS, PYTHON_CORPUS

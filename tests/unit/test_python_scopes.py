@@ -5,11 +5,10 @@ from __future__ import annotations
 import collections
 import textwrap
 
-
-from gdg_lsp.languages.python.bench import pyflakes_undefined
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
+from gdg_lsp.languages.python.bench import pyflakes_undefined
 
 
 def snap(code: str, uri: str = "file:///t/mod.py") -> Snapshot:
@@ -169,7 +168,8 @@ def test_dunder_methods_of_a_class_are_not_builtins_in_its_methods():
     (a bare ``__init__`` in a method is a NameError), so Γ must not offer it."""
     from gdg_lsp.documents import Snapshot
     from gdg_lsp.languages.base import WorkspaceContext
-    from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse as parse_python
+    from gdg_lsp.languages.python.analyzer import PythonAnalyzer
+    from gdg_lsp.languages.python.analyzer import parse as parse_python
 
     code = "class C:\n    def __init__(self):\n        pass\n\n    def __new__(cls):\n        \n"
     snapshot = Snapshot("file:///c.py", "python", 1, code, parse_python(code.encode()))

@@ -54,8 +54,15 @@ import torch
 
 from gdg_lsp.backends.base import BackendStats, common_prefix
 from gdg_lsp.backends.lean.cuda_graphs import BatchedGraphs, StaticLlama
-from gdg_lsp.backends.lean.llama import LeanLlama, LlamaWeights, apply_rope, causal_mask, feed_forward, rms_norm
 from gdg_lsp.backends.lean.linear import Int8Linear, Linear
+from gdg_lsp.backends.lean.llama import (
+    LeanLlama,
+    LlamaWeights,
+    apply_rope,
+    causal_mask,
+    feed_forward,
+    rms_norm,
+)
 from gdg_lsp.vocab import Vocabulary
 
 PREFILL_CHUNK = 64

@@ -35,7 +35,14 @@ from typing import Any
 
 import torch
 
-from gdg_lsp.backends.lean.llama import FastLlamaBackend, LeanLlama, LlamaWeights, apply_rope, feed_forward, rms_norm
+from gdg_lsp.backends.lean.llama import (
+    FastLlamaBackend,
+    LeanLlama,
+    LlamaWeights,
+    apply_rope,
+    feed_forward,
+    rms_norm,
+)
 from gdg_lsp.vocab import Vocabulary
 
 DEFAULT_CAPACITY = 4096

@@ -18,17 +18,30 @@ import bisect
 import functools
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Gamma
+from gdg_lsp.languages.base import (
+    Analyzer,
+    Finding,
+    Hole,
+    NoHole,
+    StatementEffects,
+    WorkspaceContext,
+)
 from gdg_lsp.languages.p4 import blocks as p4_blocks
-from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.p4.check import check
-from gdg_lsp.languages.p4.gamma import PathContext, build_gamma, derive_paths, integer_value, sym_bindings
+from gdg_lsp.languages.p4.gamma import (
+    PathContext,
+    build_gamma,
+    derive_paths,
+    integer_value,
+    sym_bindings,
+)
 from gdg_lsp.languages.p4.parser import ParseFailure, parse_program, parse_text
 from gdg_lsp.languages.p4.preprocess import preprocess
 from gdg_lsp.languages.p4.symbols import Sym
@@ -113,8 +126,10 @@ class P4Analyzer(Analyzer):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._last_types: frozenset[str] = frozenset()
-        self._memory: OrderedDict[str, dict] = OrderedDict()  # per document: last good parse per declaration
-        self._types_for_effects: OrderedDict[str, tuple[TypeTable, dict[str, str], bool]] = OrderedDict()
+        # per document: the last good parse of each declaration
+        self._memory: BoundedCache[str, dict] = BoundedCache("p4.declaration-memory", 32)
+        self._types_for_effects: BoundedCache[str, tuple[TypeTable, dict[str, str], bool]] = \
+            BoundedCache("p4.types-for-effects", 8)
 
     # -- parsing on every keystroke: warms the per-declaration cache ------------------
 
@@ -131,11 +146,7 @@ class P4Analyzer(Analyzer):
     # -- analysis -------------------------------------------------------------------------
 
     def analysis(self, text: str, uri: str, workspace: WorkspaceContext) -> Analysis:
-        with self._lock:
-            memory = self._memory.setdefault(uri, {})
-            self._memory.move_to_end(uri)
-            while len(self._memory) > 32:
-                self._memory.popitem(last=False)
+        memory = self._memory.get_or_make(uri, dict)
         result = analyse(text, uri, IncludePaths.from_workspace(workspace), memory)
         self._last_types = result.types
         return result
@@ -292,10 +303,7 @@ class P4Analyzer(Analyzer):
                 context["table_action_pin"] = actions if len(actions) == 1 else []
         key = f"{analysis.uri}#{id(analysis)}#{offset}"
         macro_values = {d.name: d.value for d in analysis.macros_before(offset) if d.params is None}
-        with self._lock:
-            self._types_for_effects[key] = (self.type_table(analysis, offset), macro_values, in_parser)
-            while len(self._types_for_effects) > 8:
-                self._types_for_effects.popitem(last=False)
+        self._types_for_effects.put(key, (self.type_table(analysis, offset), macro_values, in_parser))
         context["analysis_key"] = key
         return context
 

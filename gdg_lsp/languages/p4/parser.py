@@ -25,7 +25,6 @@ import hashlib
 import re
 import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +32,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 from lark.lark import PostLex
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.p4.grammar import GRAMMAR, START_RULES
 
 # -- the type-name pre-scan ---------------------------------------------------------
@@ -407,9 +407,8 @@ class Program:
         return not any(item.recovered or item.dropped for item in self.items)
 
 
-_CACHE_LIMIT = 2048
-_cache: OrderedDict[tuple[str, frozenset[str]], tuple[Tree | None, bool, list[tuple[int, int, str]]]] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: BoundedCache[tuple[str, frozenset[str]], tuple[Tree | None, bool, list[tuple[int, int, str]]]] = \
+    BoundedCache("p4.declarations", 2048)
 _WORDS = re.compile(_NAME)
 
 
@@ -443,20 +442,13 @@ def parse_program(code: str, types: Iterable[str] = (), memory: dict[str, Tree] 
         chunk = code[item.start : item.end]
         relevant = _relevant_types(chunk, all_types)
         key = (chunk, relevant)
-        with _cache_lock:
-            hit = _cache.get(key)
-            if hit is not None:
-                _cache.move_to_end(key)
+        hit = _cache.get(key)
         if hit is None:
             local = chunk if item.start == 0 else None
             report = Recovery()
             relative = Item(0, len(chunk), tuple((o - item.start, None if c is None else c - item.start) for o, c in item.bodies))
             tree = parse_item(chunk if local is None else local, relative, "declaration", relevant, report)
-            hit = (tree, report.recovered > 0, report.dropped)
-            with _cache_lock:
-                _cache[key] = hit
-                while len(_cache) > _CACHE_LIMIT:
-                    _cache.popitem(last=False)
+            hit = _cache.put(key, (tree, report.recovered > 0, report.dropped))
         tree, recovered, dropped = hit
         stale = False
         if memory is not None and (region := region_key(chunk)) is not None:

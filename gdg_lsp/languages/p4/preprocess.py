@@ -70,17 +70,6 @@ def blank(text: str) -> str:
 
 def strip_comments(source: str) -> str:
     """Comments replaced by blanks (line breaks kept); strings left alone."""
-    return _strip(source, None)
-
-
-def comment_spans(source: str) -> list[tuple[int, int, bool]]:
-    """(start, end, is_line_comment) of every comment."""
-    spans: list[tuple[int, int, bool]] = []
-    _strip(source, spans)
-    return spans
-
-
-def _strip(source: str, spans: list[tuple[int, int, bool]] | None) -> str:
     out: list[str] = []
     i, n = 0, len(source)
     last = 0
@@ -99,8 +88,6 @@ def _strip(source: str, spans: list[tuple[int, int, bool]] | None) -> str:
             else:
                 end = source.find("*/", i + 2)
                 end = n if end < 0 else end + 2
-            if spans is not None:
-                spans.append((i, end, source[i + 1] == "/"))
             out.append(source[last:i])
             out.append(blank(source[i:end]))
             i = last = end

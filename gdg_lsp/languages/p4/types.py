@@ -87,10 +87,6 @@ class TypeTable:
             return self.definition(sym.type, depth + 1)
         return sym, s
 
-    def is_header(self, type_text: str | None) -> bool:
-        sym, s = self.definition(type_text)
-        return sym is not None and sym.kind == "header" and s is not None and s.size is None
-
     def members(self, type_text: str | None) -> list[Member]:
         if type_text == TABLE_RESULT:
             return [Member("hit", "bool"), Member("miss", "bool"), Member("action_run", None)]

@@ -20,12 +20,11 @@ import hashlib
 import os
 import re
 import sys
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.p4 import library as p4_library
 from gdg_lsp.languages.p4.parser import Program, parse_program, scan_type_names
@@ -144,9 +143,8 @@ class Analysis:
         return list(result.values())
 
 
-_cache_lock = threading.Lock()
-_included: OrderedDict[tuple, IncludedFile] = OrderedDict()
-_documents: OrderedDict[tuple, Analysis] = OrderedDict()
+_included: BoundedCache[tuple, IncludedFile] = BoundedCache("p4.included-files", 64)
+_documents: BoundedCache[tuple, Analysis] = BoundedCache("p4.analyses", 16)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -202,11 +200,8 @@ def analyse_include(
     words = set(_WORD.findall(text))
     inherited = frozenset(known_types & words)
     key = (str(resolved), stat.st_mtime_ns, stat.st_size, _relevant(text, macros), paths, inherited)
-    with _cache_lock:
-        hit = _included.get(key)
-        if hit is not None:
-            _included.move_to_end(key)
-            return hit
+    if (hit := _included.get(key)) is not None:
+        return hit
     nested: list[IncludedFile] = []
 
     def on_include(inner: Include, current: Mapping[str, Define]) -> Mapping[str, Define] | None:
@@ -222,13 +217,9 @@ def analyse_include(
     program = parse_program(pre.code, known)
     unit = bind(program, pre.code, resolved.as_uri())
     exported = {d.name: d for d in pre.own_defines}
-    result = IncludedFile(name, resolved, list(unit.top), scan_type_names(pre.code) | _type_params(unit.top),
-                          exported, nested, [m for _, _, m in program.errors])
-    with _cache_lock:
-        _included[key] = result
-        while len(_included) > 64:
-            _included.popitem(last=False)
-    return result
+    return _included.put(key, IncludedFile(name, resolved, list(unit.top),
+                                           scan_type_names(pre.code) | _type_params(unit.top),
+                                           exported, nested, [m for _, _, m in program.errors]))
 
 
 def _exports(found: IncludedFile) -> dict[str, Define]:
@@ -255,11 +246,8 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
     (see ``parse_program``)."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     key = (digest, uri, paths)
-    with _cache_lock:
-        hit = _documents.get(key)
-        if hit is not None:
-            _documents.move_to_end(key)
-            return hit
+    if (hit := _documents.get(key)) is not None:
+        return hit
     including = uri_to_path(uri)
     includes: list[tuple[Include, IncludedFile | None]] = []
 
@@ -276,13 +264,6 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
             known |= found.all_types()
     program = parse_program(pre.code, known, memory)
     unit = bind(program, pre.code, uri)
-    result = Analysis(uri, text, pre, program, unit, includes, frozenset(known | scan_type_names(pre.code)))
-    with _cache_lock:
-        _documents[key] = result
-        while len(_documents) > 16:
-            _documents.popitem(last=False)
-    return result
+    return _documents.put(key, Analysis(uri, text, pre, program, unit, includes,
+                                        frozenset(known | scan_type_names(pre.code))))
 
-
-def search_paths(paths: IncludePaths) -> Sequence[Path]:
-    return (*paths.configured, *paths.roots, *paths.system)

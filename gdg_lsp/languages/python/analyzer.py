@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -20,11 +19,20 @@ from typing import Any
 import tree_sitter
 import tree_sitter_python
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
+from gdg_lsp.languages.base import (
+    Analyzer,
+    Finding,
+    Hole,
+    NoHole,
+    StatementEffects,
+    ThreadParser,
+    WorkspaceContext,
+)
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import scopes
-from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
 from gdg_lsp.languages.python.imports import star_names
 from gdg_lsp.languages.suggest import closest
 
@@ -186,13 +194,12 @@ class PythonAnalyzer(Analyzer):
     def __init__(self, incremental: bool = True) -> None:
         """``incremental=False`` analyses every request from scratch (the reference the
         per-document cache is tested against)."""
-        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: BoundedCache[str, _Analysis] = BoundedCache("python.analyses", 16)
         self.incremental = incremental
-        self._documents = python_cache.DocumentStates()
+        self._documents = python_cache.document_states()
 
     def forget(self, uri: str) -> None:
-        self._documents.drop(uri)
+        self._documents.pop(uri)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -201,10 +208,8 @@ class PythonAnalyzer(Analyzer):
 
     def analysis(self, text: str, tree: Any, uri: str, workspace: WorkspaceContext) -> _Analysis:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() + uri
-        with self._lock:
-            if (hit := self._cache.get(key)) is not None:
-                self._cache.move_to_end(key)
-                return hit
+        if (hit := self._cache.get(key)) is not None:
+            return hit
         source = text.encode("utf-8", "surrogatepass")
         if callable(tree):  # made only on a miss (an incremental re-parse costs milliseconds)
             tree = tree()
@@ -212,12 +217,7 @@ class PythonAnalyzer(Analyzer):
             tree = parse(source)
         scope_tree = scopes.build(tree, source)
         self._resolve_star_imports(scope_tree, uri, workspace)
-        result = _Analysis(tree, scope_tree, text)
-        with self._lock:
-            self._cache[key] = result
-            while len(self._cache) > 16:
-                self._cache.popitem(last=False)
-        return result
+        return self._cache.put(key, _Analysis(tree, scope_tree, text))
 
     def _resolve_star_imports(self, tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> None:
         module = tree.module

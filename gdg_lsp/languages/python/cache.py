@@ -16,7 +16,7 @@ part does not depend on where in the function the cursor is. This module keeps:
   added). Anything else -- an edit at module level, in a class body, in a
   signature or decorator, a function using ``global`` -- returns None and the
   caller analyses the whole file, which also makes a fresh module view;
-- ``DocumentStates``: the last analysis per document (uri), bounded, dropped on
+- ``document_states``: the last analysis per document (uri), bounded, dropped on
   didClose.
 
 Correctness is checked differentially (tests/unit/test_python_gamma_cache.py):
@@ -26,13 +26,13 @@ Correctness is checked differentially (tests/unit/test_python_gamma_cache.py):
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import tree_sitter
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Binding, Origin
 from gdg_lsp.languages.python import scopes
 
@@ -322,31 +322,6 @@ def _function_scopes(fn: Any, classes: Iterable[Any], root: Any, source: bytes, 
 # -- the store -----------------------------------------------------------------------------------
 
 
-@dataclass
-class DocumentStates:
-    """The last analysis of each open document, for the next keystroke to start from."""
-
-    limit: int = MAX_DOCUMENTS
-    _states: OrderedDict[str, Any] = field(default_factory=OrderedDict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def get(self, uri: str) -> Any:
-        with self._lock:
-            state = self._states.get(uri)
-            if state is not None:
-                self._states.move_to_end(uri)
-            return state
-
-    def put(self, uri: str, state: Any) -> None:
-        with self._lock:
-            self._states[uri] = state
-            self._states.move_to_end(uri)
-            while len(self._states) > self.limit:
-                self._states.popitem(last=False)
-
-    def drop(self, uri: str) -> None:
-        with self._lock:
-            self._states.pop(uri, None)
-
-    def __len__(self) -> int:
-        return len(self._states)
+def document_states(limit: int = MAX_DOCUMENTS) -> BoundedCache[str, Any]:
+    """The last analysis of each open document (by URI), for the next keystroke to start from."""
+    return BoundedCache("python.document-states", limit)

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -26,16 +24,46 @@ from typing import Any
 import tree_sitter
 import tree_sitter_sql
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma
-from gdg_lsp.languages.base import Analyzer, ThreadParser, Finding, Hole, NoHole, StatementEffects, WorkspaceContext
-from gdg_lsp.languages.sql.ddl import read_ddl, resolve
-from gdg_lsp.languages.sql.lexer import RESERVED, Token, ident_key, significant, tokenize, unquote as sql_unquote
-from gdg_lsp.languages.sql.members import Scope, ScopeTable, candidate_scopes, one_line, rank, spellings
-from gdg_lsp.languages.sql.scope import QueryBlock, Relation, Statement, output_names, read_statement, split_statements
-from gdg_lsp.languages.suggest import closest
+from gdg_lsp.languages.base import (
+    Analyzer,
+    Finding,
+    Hole,
+    NoHole,
+    StatementEffects,
+    ThreadParser,
+    WorkspaceContext,
+)
 from gdg_lsp.languages.sql.catalog import catalog_for
+from gdg_lsp.languages.sql.ddl import read_ddl, resolve
+from gdg_lsp.languages.sql.lexer import (
+    RESERVED,
+    Token,
+    ident_key,
+    significant,
+    tokenize,
+)
+from gdg_lsp.languages.sql.lexer import unquote as sql_unquote
+from gdg_lsp.languages.sql.members import (
+    Scope,
+    ScopeTable,
+    candidate_scopes,
+    one_line,
+    rank,
+    spellings,
+)
 from gdg_lsp.languages.sql.schema import Column, Table, bindings
+from gdg_lsp.languages.sql.scope import (
+    QueryBlock,
+    Relation,
+    Statement,
+    output_names,
+    read_statement,
+    split_statements,
+)
+from gdg_lsp.languages.suggest import closest
 
 LANGUAGE = tree_sitter.Language(tree_sitter_sql.language())
 
@@ -152,9 +180,8 @@ class SqlAnalyzer(Analyzer):
     keywords = RESERVED | frozenset(w.upper() for w in RESERVED)
 
     def __init__(self) -> None:
-        self._documents: OrderedDict[str, _Document] = OrderedDict()
-        self._lock = threading.Lock()
-        self._workspace_frames: OrderedDict[tuple, Frame] = OrderedDict()
+        self._documents: BoundedCache[str, _Document] = BoundedCache("sql.documents", 16)
+        self._workspace_frames: BoundedCache[tuple, Frame] = BoundedCache("sql.workspace-frames", 8)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -163,17 +190,12 @@ class SqlAnalyzer(Analyzer):
 
     def _document(self, text: str) -> _Document:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-        with self._lock:
-            if (hit := self._documents.get(key)) is not None:
-                self._documents.move_to_end(key)
-                return hit
-        tokens = tokenize(text)
-        doc = _Document(text, tokens, split_statements(text, tokens))
-        with self._lock:
-            self._documents[key] = doc
-            while len(self._documents) > 16:
-                self._documents.popitem(last=False)
-        return doc
+
+        def make() -> _Document:
+            tokens = tokenize(text)
+            return _Document(text, tokens, split_statements(text, tokens))
+
+        return self._documents.get_or_make(key, make)
 
     def workspace_tables(self, snapshot: Snapshot, workspace: WorkspaceContext) -> tuple[list[Table], Any]:
         if not workspace.roots and not getattr(getattr(workspace.settings, "sql", None), "connections", None):
@@ -193,14 +215,7 @@ class SqlAnalyzer(Analyzer):
         for table in document:
             tables[table.key] = table
         key = (id(catalog), getattr(catalog, "version", 0), str(uri_to_path(snapshot.uri)), len(ws_tables))
-        with self._lock:
-            frame = self._workspace_frames.get(key)
-        if frame is None:
-            frame = Frame("workspace", bindings(ws_tables))
-            with self._lock:
-                self._workspace_frames[key] = frame
-                while len(self._workspace_frames) > 8:
-                    self._workspace_frames.popitem(last=False)
+        frame = self._workspace_frames.get_or_make(key, lambda: Frame("workspace", bindings(ws_tables)))
         gamma = Gamma(frame, [Frame("document", bindings(document, snapshot.uri))])
         return _Env(tables, ws_tables, document, gamma)
 

@@ -23,8 +23,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.languages.cases import HoleCase, OracleResult
 
 QUERY_TIMEOUT_S = 5.0
 _MISSING = re.compile(r"no such (table|column): (.+)$")

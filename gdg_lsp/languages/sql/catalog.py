@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp.languages.sql.ddl import DdlResult, resolve
 from gdg_lsp.languages.sql import ddl_files as sql_ddl_files
 from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
+from gdg_lsp.languages.sql.ddl import DdlResult, resolve
 from gdg_lsp.languages.sql.schema import Schema, Table, merge
 
 

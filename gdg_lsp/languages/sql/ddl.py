@@ -16,8 +16,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gdg_lsp.languages.sql.lexer import Token, ident_key, significant
-from gdg_lsp.languages.sql.scope import QueryBlock, Relation, output_names, read_statement, split_statements
 from gdg_lsp.languages.sql.schema import Column, ForeignKey, Table
+from gdg_lsp.languages.sql.scope import (
+    QueryBlock,
+    Relation,
+    output_names,
+    read_statement,
+    split_statements,
+)
 
 _CONSTRAINT_STARTS = ("constraint", "primary", "foreign", "unique", "check", "exclude", "period")
 _COLUMN_OPTION_STARTS = ("constraint", "primary", "not", "null", "default", "references", "unique", "check",

@@ -27,9 +27,20 @@ from typing import Any
 
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Frame, Gamma
+from gdg_lsp.languages.base import (
+    Finding,
+    Hole,
+    NoHole,
+    StatementEffects,
+    WorkspaceContext,
+)
+from gdg_lsp.languages.python.analyzer import (
+    HEADER_WORD,
+    PythonAnalyzer,
+    _Analysis,
+    parse,
+)
 from gdg_lsp.languages.tilelang import kernels
-from gdg_lsp.languages.base import Finding, Hole, NoHole, StatementEffects, WorkspaceContext
-from gdg_lsp.languages.python.analyzer import HEADER_WORD, PythonAnalyzer, _Analysis, parse
 from gdg_lsp.languages.tilelang.api import Surface, resolve
 
 COPY_CLASSES = 6

@@ -81,13 +81,6 @@ class Surface:
         role = self.operations.get(operation, {}).get("roles", {}).get(parameter, {})
         return list(role.get("mem") or ALL_MEMS)
 
-    def buffer_params(self, operation: str) -> list[tuple[str, Mapping[str, Any]]]:
-        """(parameter, role) of the operation's buffer operands, in signature order."""
-        op = self.operations.get(operation)
-        if not op:
-            return []
-        return [(p, op["roles"][p]) for p in op["params"] if op["roles"].get(p, {}).get("buffer")]
-
     def mem_of_allocator(self, name: str) -> str | None:
         entry = self.allocators.get(name)
         return entry.get("mem") if entry else None

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.languages.tilelang import kernels
 from gdg_lsp.languages.base import Finding
 from gdg_lsp.languages.suggest import closest
+from gdg_lsp.languages.tilelang import kernels
 from gdg_lsp.languages.tilelang.api import Surface
 
 
