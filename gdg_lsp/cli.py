@@ -190,16 +190,11 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
         print(json.dumps(report, indent=2) if args.json else report["text"])
         return 0
 
-    from gdg_lsp.backends import models
-    from gdg_lsp.service.local import CompletionService
+    from gdg_lsp.service import build
 
-    device, warning = models.resolve_device(settings.device)
-    if warning:
-        print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
     began = time.perf_counter()
-    backend = models.load(models.resolve(settings.model), device, _progress, settings.threads, settings.engine)
+    service = build(settings, workspace, progress=_progress, on_warning=_warn)
     load_seconds = time.perf_counter() - began
-    service = CompletionService(backend, workspace)
     suggestion = service.complete(snapshot, offset, settings, measure_free_bits=explain)
     if explain:
         from gdg_lsp.explain import explain_suggestion
@@ -228,24 +223,24 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
 
 
 def _model(args: argparse.Namespace) -> int:
-    from gdg_lsp.backends import models
+    from gdg_lsp import service
 
-    spec = models.resolve(args.model)
+    info = service.model_info(args.model)
     if args.action == "info":
-        print(f"model:  {spec.describe()}")
-        if spec.kind == "gguf":
-            cached = models.converted_dir(spec)
-            state = "ready" if (cached / "config.json").is_file() else "not converted yet: run `gdg-lsp model prepare`"
-            print(f"cache:  {cached} ({state})")
-        print(f"cache root: {models.cache_root()}")
+        print(f"model:  {info.description}")
+        if info.converted is not None:
+            state = "ready" if info.ready else "not converted yet: run `gdg-lsp model prepare`"
+            print(f"cache:  {info.converted} ({state})")
+        print(f"cache root: {info.cache_root}")
         return 0
-    device, warning = models.resolve_device(args.device)
-    if warning:
-        print(f"gdg-lsp: warning: {warning}", file=sys.stderr)
     began = time.perf_counter()
-    models.load(spec, device, _progress)
-    print(f"{spec.name} is ready ({time.perf_counter() - began:.1f} s)")
+    name = service.prepare_model(args.model, args.device, _progress, _warn)
+    print(f"{name} is ready ({time.perf_counter() - began:.1f} s)")
     return 0
+
+
+def _warn(message: str) -> None:
+    print(f"gdg-lsp: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,21 +40,20 @@ def run_doctor() -> int:
 
     _line(True, "device", "cuda available" if torch.cuda.is_available() else f"cpu ({os.cpu_count()} cores)")
 
-    from gdg_lsp.backends import models
+    from gdg_lsp import service
     from gdg_lsp.errors import ModelUnavailableError
 
     try:
-        spec = models.resolve("default")
-        _line(True, "default model", str(spec.path))
-        converted = models.converted_dir(spec)
-        if (converted / "config.json").is_file():
-            _line(True, "converted weights", str(converted))
+        info = service.model_info("default")
+        _line(True, "default model", info.description)
+        if info.ready:
+            _line(True, "converted weights", str(info.converted))
         else:
             _line(None, "converted weights", "not yet (the first start converts them, ~30 s; or run `gdg-lsp model prepare`)")
     except ModelUnavailableError as err:
         ok &= _line(False, "default model", str(err))
 
-    root = models.cache_root()
+    root = service.cache_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=root):

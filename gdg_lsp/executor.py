@@ -77,7 +77,7 @@ class Execution:
 class Executor:
     def __init__(self, analyzer: Analyzer, decoder: Decoder, cache: GrammarCache) -> None:
         # ``decoder`` is anything with Decoder's ``decode(DecodeSpec) -> DecodeResult``
-        # (the local loop, or gdg_lsp.backends.remote.RemoteDecoder)
+        # (the local loop, or gdg_lsp.decoding.remote.RemoteDecoder)
         self.analyzer = analyzer
         self.decoder = decoder
         self.cache = cache

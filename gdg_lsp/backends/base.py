@@ -1,35 +1,28 @@
-"""Model backends: produce next-token logits for a prompt and for each token after it.
+"""What a model backend is: the one interface the decoder drives.
 
-``TorchBackend`` runs a transformers causal LM in-process and keeps the KV
-cache of the last sequence: a request whose prompt shares a prefix with the
-previous one (the usual case: the user typed a few characters) only runs the
-model on the tokens after the common prefix.
+A backend produces next-token logits for a prompt and for each token after
+it, keeping the sequence's KV cache between calls (a request whose prompt
+shares a prefix with the previous one runs only the tokens after it). It is
+used by one thread at a time. Implementations: the lean decoder
+(``backends/lean``: ``FastLlamaBackend``, and ``SlotBackend``, one sequence slot
+of a batching ``SlotPool``), transformers (``transformers_backend.TorchBackend``);
+a remote engine decodes whole regions instead (``backends/remote`` with
+``decoding/remote``).
 
-A backend is used by one thread at a time (the decode worker).
+``ModelBackend`` is what every backend must have. ``DraftingBackend`` adds the
+one optional capability the decoder uses: checking a draft of several tokens in
+one forward (``extend``) and dropping the refused part (``truncate``).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, runtime_checkable
 
 import torch
 
 from gdg_lsp.vocab import Vocabulary
-
-
-class ModelBackend(Protocol):
-    name: str
-    device: str
-    vocab: Vocabulary
-
-    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
-        """Logits (1-D, float32, on CPU) for the token after ``ids``."""
-
-    def step(self, token_id: int) -> torch.Tensor:
-        """Append one token; logits for the next."""
 
 
 @dataclass
@@ -40,64 +33,44 @@ class BackendStats:
     model_seconds: float = 0.0
 
 
+@runtime_checkable
+class ModelBackend(Protocol):
+    name: str
+    vocab: Vocabulary
+
+    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        """Logits (1-D, float32, on CPU) for the token after ``ids`` (reusing the common prefix)."""
+
+    def step(self, token_id: int) -> torch.Tensor:
+        """Append one token; logits for the next."""
+
+
+@runtime_checkable
+class DraftingBackend(ModelBackend, Protocol):
+    extends_exactly: bool
+    """True when ``extend``'s rows equal what single steps give (to float rounding)."""
+
+    def extend(self, ids: Sequence[int]) -> torch.Tensor:
+        """Append ``ids`` in one forward; row i holds the logits after ``ids[: i + 1]``."""
+
+    def truncate(self, length: int) -> None:
+        """Forget every token after the first ``length``."""
+
+
+def stats_of(backend: object) -> BackendStats:
+    """The backend's counters; a backend without any (a test double) counts nothing."""
+    stats = getattr(backend, "stats", None)
+    return stats if isinstance(stats, BackendStats) else BackendStats()
+
+
+def drafts_exactly(backend: object) -> bool:
+    """True when the decoder may check drafts through ``extend`` (same tokens as stepping)."""
+    return isinstance(backend, DraftingBackend) and bool(backend.extends_exactly)
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
         i += 1
     return i
-
-
-class TorchBackend:
-    def __init__(self, model: Any, vocab: Vocabulary, name: str, device: str = "cpu") -> None:
-        self.model = model.eval()
-        self.vocab = vocab
-        self.name = name
-        self.device = device
-        self.stats = BackendStats()
-        self._ids: list[int] = []
-        self._cache: Any = None
-        self._vocab_size = vocab.size
-
-    def reset(self) -> None:
-        self._ids = []
-        self._cache = None
-
-    def _forward(self, ids: Sequence[int]) -> torch.Tensor:
-        from transformers import DynamicCache
-
-        if self._cache is None:
-            self._cache = DynamicCache()
-        began = time.perf_counter()
-        with torch.inference_mode():
-            inputs = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
-            # the cache is updated in place; only the last position's logits are needed
-            out = self.model(input_ids=inputs, cache=self._cache, use_cache=True, logits_to_keep=1)
-        self.stats.model_seconds += time.perf_counter() - began
-        self._ids.extend(ids)
-        # Some checkpoints pad the output layer beyond the tokenizer: the decoder
-        # only ever picks among real tokens.
-        return out.logits[0, -1, : self._vocab_size].float().cpu()
-
-    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
-        if not ids:
-            raise ValueError("empty prompt")
-        keep = common_prefix(self._ids, ids)
-        keep = min(keep, len(ids) - 1)  # at least one token must run to give logits
-        if self._cache is not None and keep < len(self._ids):
-            try:
-                # transformers 5 takes the number of tokens to drop, as a negative count
-                self._cache.crop(-(len(self._ids) - keep))
-                self._ids = self._ids[:keep]
-            except Exception:  # a cache type without crop: start over
-                self.reset()
-                keep = 0
-        if self._cache is None:
-            keep = 0
-        self.stats.reused_tokens += keep
-        self.stats.prefill_tokens += len(ids) - keep
-        return self._forward(ids[keep:])
-
-    def step(self, token_id: int) -> torch.Tensor:
-        self.stats.steps += 1
-        return self._forward([token_id])

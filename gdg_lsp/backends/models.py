@@ -231,7 +231,7 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
         torch.set_num_threads(threads)
     from transformers.utils import logging as hf_logging
 
-    from gdg_lsp.backends.base import TorchBackend
+    from gdg_lsp.backends.transformers_backend import TorchBackend
     from gdg_lsp.vocab import HFVocabulary
 
     hf_logging.disable_progress_bar()
@@ -293,7 +293,7 @@ def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from gdg_lsp.backends.base import TorchBackend
+    from gdg_lsp.backends.transformers_backend import TorchBackend
 
     torch.manual_seed(seed)
     config = LlamaConfig(
@@ -303,3 +303,22 @@ def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):
     )
     model = LlamaForCausalLM(config)
     return TorchBackend(model, vocab, f"random-{seed}", "cpu")
+
+
+def random_default(seed: int):
+    """A random-weight Llama over the default model's real tokenizer (CPU)."""
+    from transformers import AutoTokenizer
+
+    from gdg_lsp.vocab import HFVocabulary
+
+    _offline()
+    spec = resolve("default")
+    converted = converted_dir(spec)
+    try:
+        if (converted / "tokenizer.json").is_file():
+            tokenizer = AutoTokenizer.from_pretrained(str(converted), local_files_only=True)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
+    except Exception as err:
+        raise ModelUnavailableError(f"cannot read the default model's tokenizer for the random model: {err}") from err
+    return random_backend(HFVocabulary(tokenizer), seed=seed)

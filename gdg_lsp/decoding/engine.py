@@ -36,7 +36,7 @@ import numpy as np
 import torch
 import xgrammar as xgr
 
-from gdg_lsp.backends.base import ModelBackend
+from gdg_lsp.backends.base import ModelBackend, drafts_exactly, stats_of
 from gdg_lsp.decoding import drafts
 
 STOP_NEWLINE = "newline"
@@ -137,7 +137,7 @@ class Decoder:
         self.model_first_hits = 0
         """Steps where the grammar accepted the model's own choice (no mask built)."""
         self.masks_built = 0
-        self.draft_tokens = DRAFT_TOKENS if getattr(backend, "extends_exactly", False) else 0
+        self.draft_tokens = DRAFT_TOKENS if drafts_exactly(backend) else 0
         """0: no drafts (a backend without an exact ``extend`` and ``truncate``, or turned off)."""
         self.drafted = 0
         self.draft_hits = 0
@@ -194,7 +194,7 @@ class Decoder:
         free_bits = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
-        model_before = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+        model_before = stats_of(self.backend).model_seconds
 
         prefill_began = time.perf_counter()
         if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
@@ -253,7 +253,7 @@ class Decoder:
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
         text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
-        model_after = getattr(getattr(self.backend, "stats", None), "model_seconds", 0.0)
+        model_after = stats_of(self.backend).model_seconds
         complete_text = None
         if matcher is not None and stop not in NATURAL_STOPS:
             heal_bytes = len(spec.heal.encode("utf-8"))

@@ -18,26 +18,13 @@ import hashlib
 import logging
 from typing import Any
 
-from gdg_lsp.errors import ModelUnavailableError
+from gdg_lsp.service import with_random_models
 
 log = logging.getLogger(__name__)
 
-RANDOM_MODEL = "random"
-
 
 def register(server) -> None:
-    from gdg_lsp.server.worker import default_model_resolver
-
-    session = server.session
-    fallback = default_model_resolver
-
-    def resolve_model(settings, progress):
-        if settings.model == RANDOM_MODEL or settings.model.startswith(RANDOM_MODEL + ":"):
-            seed = _seed(settings.model)
-            return f"random-{seed}", lambda device: random_model(seed)
-        return fallback(settings, progress)
-
-    session.worker.resolve_model = resolve_model
+    server.session.worker.resolve_model = with_random_models()
 
     @server.feature("gdg/documentText")
     def document_text(ls, params: Any) -> dict | None:
@@ -58,34 +45,6 @@ def register(server) -> None:
 
 def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _seed(model: str) -> int:
-    _, _, tail = model.partition(":")
-    try:
-        return int(tail or 0)
-    except ValueError:
-        raise ModelUnavailableError(f"{model!r}: the random test model is `random` or `random:SEED` (an integer)") from None
-
-
-def random_model(seed: int):
-    """A random-weight Llama over the default model's real tokenizer (CPU)."""
-    from transformers import AutoTokenizer
-
-    from gdg_lsp.backends import models
-    from gdg_lsp.vocab import HFVocabulary
-
-    models._offline()
-    spec = models.resolve("default")
-    converted = models.converted_dir(spec)
-    try:
-        if (converted / "tokenizer.json").is_file():
-            tokenizer = AutoTokenizer.from_pretrained(str(converted), local_files_only=True)
-        else:
-            tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
-    except Exception as err:
-        raise ModelUnavailableError(f"cannot read the default model's tokenizer for the random model: {err}") from err
-    return models.random_backend(HFVocabulary(tokenizer), seed=seed)
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:

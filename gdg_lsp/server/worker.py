@@ -7,7 +7,7 @@ request sets the cancel event of the one before it, which then stops before
 its next token (or never starts); it starts once that one has ended.
 
 Requests of different documents decode one at a time, or up to ``gdg.batchSize``
-at once when the model is a batching SlotPool (decoding/batching.py): then their
+at once when the service batches them (a pool of sequence slots over one model): then their
 model steps are shared. A model load runs alone.
 
 The thread is a daemon: ``exit`` does not wait for a model that is still
@@ -29,13 +29,12 @@ from typing import Any, TypeVar
 from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.latency import summary_ms
+from gdg_lsp.service import ModelResolver, Service, Status, build, local_model
 from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-ModelResolver = Callable[[Settings, Callable[[str, int | None], None]], tuple[str, Callable[[str], Any]]]
-"""(settings, progress) -> (model name, load(device) -> backend); raises ModelUnavailableError."""
 
 
 @dataclass(frozen=True)
@@ -177,13 +176,6 @@ class _DaemonExecutor:
             self._cond.notify_all()
 
 
-def default_model_resolver(settings: Settings, progress: Callable[[str, int | None], None]) -> tuple[str, Callable[[str], Any]]:
-    from gdg_lsp.backends import models
-
-    spec = models.resolve(settings.model)
-    return spec.name, lambda device: models.load(spec, device, progress, settings.threads, settings.engine)
-
-
 class DecodeWorker:
     def __init__(self, on_state: Callable[[WorkerState], None], on_progress: Callable[[str, int | None], None],
                  on_warning: Callable[[str], None] | None = None) -> None:
@@ -194,8 +186,8 @@ class DecodeWorker:
         self._latest: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._loaded_for: tuple[str, str, int, str] | None = None
-        self.resolve_model: ModelResolver = default_model_resolver
-        self.service: Any = None
+        self.resolve_model: ModelResolver = local_model
+        self.service: Service | None = None
         self.state = WorkerState("idle")
         self.running = 0  # decodes in progress (at most the service's concurrency, one per document)
         self.max_running = 0
@@ -215,83 +207,49 @@ class DecodeWorker:
         return self._pool.submit(self._load, settings, workspace, exclusive=True)
 
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
-        from gdg_lsp.backends import models
-
         key = (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
         if self._loaded_for == key and self.service is not None:
             self.service.workspace = workspace
             return
         began = time.perf_counter()
         if settings.backend == "remote":
-            self._load_remote(settings, workspace, key, began)
-            return
-        try:
-            # the model first: a missing one is reported without loading torch
-            name, load = self.resolve_model(settings, self._on_progress)
-            device, warning = models.resolve_device(settings.device)
-            if warning:  # e.g. CUDA asked for and absent: the CPU is used, and the user told so
-                self._on_warning(warning)
-            self._set_state(WorkerState("loading", f"loading {name}", name, device))
-            backend = load(device)
-        except ModelUnavailableError as err:
-            self._close_service()
-            self.service = None
-            self._loaded_for = None
-            self._set_state(WorkerState("failed", str(err)))
-            return
-        except Exception as err:  # a broken model file must not take the server down
-            log.exception("model load failed")
-            self._close_service()
-            self.service = None
-            self._loaded_for = None
-            self._set_state(WorkerState("failed", f"could not load the model: {err}"))
-            return
-        from gdg_lsp.backends.lean.batching import pooled
-        from gdg_lsp.service.local import (
-            CompletionService,  # here: it imports torch, which a missing model never needs
-        )
-
-        self._close_service()
-        # lean engines batch the steps of up to batchSize documents; the others decode one at a time
-        # a slot's cache sized to a prompt window and a suggestion (a few tokens more for the
-        # healed ones): it then never doubles (4 slots x 94 MB instead of 4 x 52 for the default model)
-        capacity = settings.context_tokens + settings.max_tokens + 64
-        self.service = CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
-        self._pool.set_limit(self.service.concurrency)
-        self._loaded_for = key
-        self._set_state(WorkerState("ready", f"{name} ready on {device}", name, device,
-                                    time.perf_counter() - began))
-
-    def _load_remote(self, settings: Settings, workspace: WorkspaceContext, key: tuple, began: float) -> None:
-        from gdg_lsp.service.remote import RemoteCompletionService, Status
+            self._set_state(WorkerState("loading", f"connecting to {settings.remote.url or 'the remote engine'}"))
 
         def on_status(status: Status) -> None:
             seconds = time.perf_counter() - began if status.state == "ready" else None
             self._set_state(WorkerState(status.state, status.message, status.model, status.device, seconds,
                                         status.notice, status.notice_level))
 
-        self._set_state(WorkerState("loading", f"connecting to {settings.remote.url or 'the remote engine'}"))
-        service = RemoteCompletionService(settings, workspace, on_status, self._on_progress)
-        self._close_service()
-        service.start()
+        self._close_service()  # a load runs alone: nothing decodes while the old model goes
+        try:
+            service = build(settings, workspace, progress=self._on_progress, on_status=on_status,
+                            on_warning=self._on_warning, resolve_model=self.resolve_model)
+        except ModelUnavailableError as err:
+            self._set_state(WorkerState("failed", str(err)))
+            return
+        except Exception as err:  # a broken model file must not take the server down
+            log.exception("model load failed")
+            self._set_state(WorkerState("failed", f"could not load the model: {err}"))
+            return
         self.service = service
+        self._pool.set_limit(service.concurrency)
         self._loaded_for = key
+        if settings.backend != "remote":  # a remote service reports its own state (engine or fallback)
+            self._set_state(WorkerState("ready", f"{service.model} ready on {service.device}", service.model,
+                                        service.device, time.perf_counter() - began))
 
     def _close_service(self) -> None:
-        """Release the current model's batching threads (a load runs alone: nothing decodes)."""
-        close = getattr(getattr(self.service, "backend", None), "close", None)
-        if close is not None:
-            close()
+        if self.service is not None:
+            self.service.close()
+        self.service = None
+        self._loaded_for = None
         self._pool.set_limit(1)
 
     # -- requests ------------------------------------------------------------------
 
     def _model_steps(self) -> int:
-        backend = getattr(self.service, "backend", None)
-        passes = getattr(backend, "passes", None)
-        if passes is not None:  # batched: model forwards (a cancelled request's own steps are fewer)
-            return passes
-        return getattr(getattr(backend, "stats", None), "steps", 0)
+        # batched: model forwards (a cancelled request's own steps are fewer)
+        return self.service.model_steps() if self.service is not None else 0
 
     def submit(self, key: str, fn: Callable[[Any, threading.Event], T]) -> Job:
         """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one."""
@@ -349,6 +307,5 @@ class DecodeWorker:
     def shutdown(self) -> None:
         self.cancel_all()
         self._pool.shutdown()
-        close = getattr(getattr(self.service, "backend", None), "close", None)
-        if close is not None:  # wakes requests still waiting on the model (they end with an error)
-            close()
+        if self.service is not None:  # wakes requests still waiting on the model (they end with an error)
+            self.service.close()

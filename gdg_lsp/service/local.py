@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdg_lsp import languages
-from gdg_lsp.backends.base import ModelBackend
+from gdg_lsp.backends.base import ModelBackend, stats_of
 from gdg_lsp.backends.lean.batching import SlotPool
 from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import Decoder
@@ -114,6 +114,23 @@ class CompletionService:
         """How many ``complete`` calls can decode at once (the decode worker runs that many)."""
         return self._pool.size if self._pool is not None else 1
 
+    @property
+    def model(self) -> str:
+        return self.backend.name
+
+    @property
+    def device(self) -> str:
+        return getattr(self.backend, "device", "cpu")
+
+    def model_steps(self) -> int:
+        """Model forwards so far: the pool's batched passes, or the backend's steps."""
+        return self._pool.passes if self._pool is not None else stats_of(self.backend).steps
+
+    def close(self) -> None:
+        """Release the batching threads (requests waiting on a slot end with an error)."""
+        if self._pool is not None:
+            self._pool.close()
+
     def analyzer_for(self, snapshot: Snapshot) -> Analyzer:
         return languages.analyzer(snapshot.language_id, snapshot.text)
 
@@ -150,13 +167,13 @@ class CompletionService:
                               timings={"analysis": analysed - began, "total": analysed - began})
         prompt, prompt_tokens = self._prompt(snapshot, hole, analyzer, settings)
         prompted = time.perf_counter()
-        reused_before = getattr(getattr(backend, "stats", None), "reused_tokens", 0)
+        reused_before = stats_of(backend).reused_tokens
         execution = Executor(analyzer, decoder, self.grammars).run(
             hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
             measure_free_bits=measure_free_bits,
         )
         done = time.perf_counter()
-        reused = getattr(getattr(backend, "stats", None), "reused_tokens", 0) - reused_before
+        reused = stats_of(backend).reused_tokens - reused_before
         reason = None
         if not execution.text:
             dropped = [s.dropped for s in execution.statements if s.dropped]

@@ -18,32 +18,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from gdg_lsp.backends import remote
+from gdg_lsp.decoding.remote import RemoteDecoder
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.errors import GdgError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.service.local import CompletionService, Suggestion
+from gdg_lsp.service.status import Status
 from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class Status:
-    """What the editor is told: ``state`` as in gdg/status (ready | loading | failed),
-    and ``notice``, a message to show the user, when the situation changed."""
-
-    state: str
-    message: str
-    notice: str | None = None
-    model: str | None = None
-    device: str | None = None
-    notice_level: str = "warning"  # "info" for good news
 
 
 def _silent_status(status: Status) -> None:
@@ -69,7 +57,7 @@ class RemoteCompletionService:
         self._on_status = on_status
         self._progress = progress
         self._connector = connector
-        self._local_loader = local_loader or (lambda s, w: _load_local(s, w, progress))
+        self._local_loader = local_loader or (lambda s, w: _local_service(s, w, progress))
         self._remote: CompletionService | None = None
         self._local: CompletionService | None = None
         self._local_error: str | None = None
@@ -92,6 +80,16 @@ class RemoteCompletionService:
     def using_remote(self) -> bool:
         return self._remote is not None
 
+    concurrency = 1
+    """Requests go to the engine (or the fallback) one at a time."""
+
+    def model_steps(self) -> int:
+        return self._local.model_steps() if self._local is not None else 0
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
+
     # -- the engine -------------------------------------------------------------------------
 
     def start(self) -> bool:
@@ -110,7 +108,7 @@ class RemoteCompletionService:
             log.exception("connecting to the remote engine failed")
             self._mark_down(f"could not use the engine: {err}", initial)
             return False
-        self._remote = CompletionService(backend, self._workspace, decoder=remote.RemoteDecoder(backend))
+        self._remote = CompletionService(backend, self._workspace, decoder=RemoteDecoder(backend))
         was_down = self._down is not None
         self._down = None
         message = f"{backend.model} on {endpoint.kind} at {endpoint.url}"
@@ -181,12 +179,9 @@ class RemoteCompletionService:
                           stop_reason="remote-unavailable")
 
 
-def _load_local(settings: Settings, workspace: WorkspaceContext, progress: Any = None) -> CompletionService:
-    from gdg_lsp.backends import models
+def _local_service(settings: Settings, workspace: WorkspaceContext, progress: Any) -> CompletionService:
+    from gdg_lsp.service.build import (
+        local_service,  # build() makes this service: imported on use
+    )
 
-    device, warning = models.resolve_device(settings.device)
-    if warning:
-        log.warning("%s", warning)
-    backend = models.load(models.resolve(settings.model), device, progress or _silent_progress, settings.threads,
-                          settings.engine)
-    return CompletionService(backend, workspace)
+    return local_service(settings, workspace, progress)  # type: ignore[return-value]

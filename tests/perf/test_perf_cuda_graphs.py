@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gdg_lsp.backends.base import TorchBackend
+from gdg_lsp.backends.transformers_backend import TorchBackend
 from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend
 from gdg_lsp.backends.lean.llama import LlamaShape, build_weights
 

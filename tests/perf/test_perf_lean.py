@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.backends.base import TorchBackend
+from gdg_lsp.backends.transformers_backend import TorchBackend
 from gdg_lsp.backends.lean.llama import (
     FastLlamaBackend,
     LlamaShape,

@@ -153,7 +153,7 @@ async def test_grammar_that_fails_to_compile(monkeypatch, caplog):
         done = real(*args, **kwargs)
         return dataclasses.replace(done, text=done.text + '\nbroken ::= ( "unclosed"\n')
 
-    monkeypatch.setattr(fragments, "instantiate", broken)
+    monkeypatch.setattr(fragments.policy, "instantiate", broken)  # π instantiates through its module
     server_obj = create_server(dev=True)
     server_obj.session.worker.resolve_model = slow_random_resolver(0.0)
     async with InProcessServer(server=server_obj, initialization_options={"maxTokens": 4}) as server:

@@ -116,7 +116,7 @@ def test_a_proxy_that_strips_grammars_is_caught(caplog):
         service = remote_service(proxy.url)
         assert service.using_remote
         cases = holes.cut("sql", N_HOLES, seed=11) + holes.cut("python", N_HOLES, seed=11)
-        with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
+        with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
             filled = holes.fill(service, cases, settings_for(max_tokens=24))
         assert proxy.stripped >= len(cases)
     assert not [f.verdict.ghosts for f in filled if f.verdict.ghosts]

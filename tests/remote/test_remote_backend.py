@@ -65,7 +65,7 @@ def test_no_ghosts_from_a_random_or_adversarial_engine(kind, language, caplog):
         service = service_for(settings)
         assert service.using_remote
         cases = holes.cut(language, 8, seed=3)
-        with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
+        with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
             filled = holes.fill(service, cases, Settings(backend="remote", remote=settings.remote, max_tokens=40,
                                                          max_lines=2 if language == "python" else 1, timeout_ms=5000))
     ghosts = [(f.case.case_id, f.suggestion.text, f.verdict.ghosts) for f in filled if f.verdict.ghosts]
@@ -102,7 +102,7 @@ def test_a_proxy_that_strips_grammars_after_the_probe_is_caught_per_suggestion(e
     service = service_for(settings)
     assert service.using_remote
     engine.mode = "ignore"
-    with caplog.at_level(logging.WARNING, logger="gdg_lsp.backends.remote"):
+    with caplog.at_level(logging.WARNING, logger="gdg_lsp.decoding.remote"):
         results = [complete(service, settings) for _ in range(6)]
     assert all(r.text == "" for r in results)
     assert all(r.execution.statements[0].stop_reason == remote.STOP_REJECTED for r in results)

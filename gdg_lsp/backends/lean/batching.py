@@ -200,8 +200,6 @@ class SlotPool:
     ``device``, ``stats`` summed over the slots), but decoding goes through
     ``lease``."""
 
-    partial_logits = True
-
     def __init__(self, weights: LlamaWeights, vocab: Vocabulary, name: str, device: str = "cpu", slots: int = 4,
                  window_s: float = WINDOW_S, make_model: Callable[[LlamaWeights], LeanLlama] | None = None,
                  capacity: int = SLOT_CAPACITY) -> None:
@@ -502,8 +500,6 @@ def pooled(backend: Any, slots: int, capacity: int = SLOT_CAPACITY, window_s: fl
 
 class SlotBackend:
     """One slot of a ``SlotPool`` seen as a ModelBackend (what ``engine.Decoder`` drives)."""
-
-    partial_logits = True
 
     def __init__(self, pool: SlotPool, slot: _Slot) -> None:
         self._pool = pool

@@ -331,9 +331,6 @@ class LeanLlama:
 class FastLlamaBackend:
     """ModelBackend over ``LeanLlama`` with the prefix reuse of ``TorchBackend``."""
 
-    partial_logits = True
-    """``step`` takes ``allowed``: the engine passes the ids the grammar admits."""
-
     def __init__(self, weights: LlamaWeights, vocab: Vocabulary, name: str, device: str = "cpu") -> None:
         self.weights = weights
         self.model = LeanLlama(weights)

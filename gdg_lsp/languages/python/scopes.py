@@ -26,7 +26,9 @@ from typing import Any
 
 FUNCTION_LIKE = frozenset({"function", "lambda"})
 COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"})
-MODULE_IMPLICIT = ("__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__", "__annotations__", "__cached__")
+# the names a module has without binding them, as pyflakes counts them (``__cached__`` exists at
+# run time but pyflakes flags it: a name both tools accept is the safe side of No-Ghost)
+MODULE_IMPLICIT = ("__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__", "__annotations__")
 CLASS_IMPLICIT = ("__module__", "__qualname__")
 KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 

@@ -1,0 +1,168 @@
+"""``build(settings)``: the one way the server, the CLI and the benchmarks get a completion service.
+
+Whatever runs the model (the lean decoder, transformers, a batching pool of
+sequence slots, a remote engine with its fallback) is chosen here from the
+settings; callers see a ``Service`` and nothing of ``backends`` or ``decoding``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.errors import ModelUnavailableError
+from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.service.status import Status
+from gdg_lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int | None], None]
+ModelResolver = Callable[[Settings, Progress], tuple[str, Callable[[str], Any]]]
+"""(settings, progress) -> (model name, load(device) -> backend); raises ModelUnavailableError."""
+
+RANDOM_MODEL = "random"
+"""``gdg.model: random[:SEED]``: a random-weight model over the default tokenizer (``--dev`` only)."""
+
+
+class Service(Protocol):
+    """What the server and the CLI use: suggestions, and the little they need to run it."""
+
+    workspace: WorkspaceContext
+
+    @property
+    def concurrency(self) -> int:
+        """How many ``complete`` calls may run at once (one per document)."""
+
+    def complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
+                 measure_free_bits: bool = False) -> Any:
+        """The suggestion at ``offset`` (``service.local.Suggestion``)."""
+
+    def model_steps(self) -> int:
+        """Model forwards so far (how far a cancelled request ran past its cancellation)."""
+
+    def close(self) -> None:
+        """Release threads and memory; requests still waiting end with an error."""
+
+
+def _silent_progress(message: str, percent: int | None) -> None:
+    return None
+
+
+def _silent_status(status: Status) -> None:
+    return None
+
+
+def local_model(settings: Settings, progress: Progress) -> tuple[str, Callable[[str], Any]]:
+    """The model ``gdg.model`` names (a missing one is reported before torch is imported)."""
+    from gdg_lsp.backends import models
+
+    spec = models.resolve(settings.model)
+    return spec.name, lambda device: models.load(spec, device, progress, settings.threads, settings.engine)
+
+
+def with_random_models(fallback: ModelResolver = local_model) -> ModelResolver:
+    """A resolver that also serves ``random[:SEED]`` (``gdg-lsp --dev``: the guarantee and
+    the failure tests need a model that loads in seconds; its suggestions are noise)."""
+
+    def resolve(settings: Settings, progress: Progress) -> tuple[str, Callable[[str], Any]]:
+        name, _, tail = settings.model.partition(":")
+        if name != RANDOM_MODEL:
+            return fallback(settings, progress)
+        try:
+            seed = int(tail or 0)
+        except ValueError:
+            raise ModelUnavailableError(
+                f"{settings.model!r}: the random test model is `random` or `random:SEED` (an integer)") from None
+        from gdg_lsp.backends import models
+
+        return f"random-{seed}", lambda device: models.random_default(seed)
+
+    return resolve
+
+
+def build(settings: Settings, workspace: WorkspaceContext | None = None, *, progress: Progress = _silent_progress,
+          on_status: Callable[[Status], None] = _silent_status, on_warning: Callable[[str], None] | None = None,
+          resolve_model: ModelResolver = local_model) -> Service:
+    """The completion service the settings describe, its model loaded.
+
+    Raises ``ModelUnavailableError`` (with what to do) when the model cannot be
+    found or read. ``on_status`` hears ``loading`` before a long load and, for a
+    remote engine, every change of its state (ready, down, back)."""
+    workspace = workspace or WorkspaceContext(settings=settings)
+    warn = on_warning or (lambda message: log.warning("%s", message))
+    if settings.backend == "remote":
+        from gdg_lsp.service.remote import RemoteCompletionService
+
+        remote = RemoteCompletionService(
+            settings, workspace, on_status, progress,
+            local_loader=lambda s, w: local_service(s, w, progress, on_warning=warn, resolve_model=resolve_model))
+        remote.start()
+        return remote
+    return local_service(settings, workspace, progress, on_status, warn, resolve_model)
+
+
+def local_service(settings: Settings, workspace: WorkspaceContext, progress: Progress = _silent_progress,
+                  on_status: Callable[[Status], None] = _silent_status, on_warning: Callable[[str], None] | None = None,
+                  resolve_model: ModelResolver = local_model) -> Service:
+    """The service over the local model (also the remote engine's fallback)."""
+    warn = on_warning or (lambda message: log.warning("%s", message))
+    name, load = resolve_model(settings, progress)  # the model first: a missing one costs no torch import
+    from gdg_lsp.backends import models
+    from gdg_lsp.backends.lean.batching import pooled
+    from gdg_lsp.service.local import CompletionService
+
+    device, warning = models.resolve_device(settings.device)
+    if warning:  # e.g. CUDA asked for and absent: the CPU is used, and the user told so
+        warn(warning)
+    on_status(Status("loading", f"loading {name}", model=name, device=device))
+    backend = load(device)
+    # lean engines batch the steps of up to batchSize documents (each slot's cache sized to a
+    # prompt window and a suggestion, a few tokens more for the healed ones); others decode one at a time
+    capacity = settings.context_tokens + settings.max_tokens + 64
+    return CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    description: str
+    converted: Path | None
+    """Where a GGUF file's converted weights are cached (None for a Hugging Face folder)."""
+    ready: bool
+    """False when the first start will convert the GGUF file first."""
+    cache_root: Path
+
+
+def model_info(setting: str | None) -> ModelInfo:
+    """Where the model ``gdg.model`` names is and whether it is converted (no torch needed)."""
+    from gdg_lsp.backends import models
+
+    spec = models.resolve(setting)
+    converted = models.converted_dir(spec) if spec.kind == "gguf" else None
+    ready = converted is None or (converted / "config.json").is_file()
+    return ModelInfo(spec.name, spec.describe(), converted, ready, models.cache_root())
+
+
+def cache_root() -> Path:
+    """The per-user cache folder (converted weights and the like)."""
+    from gdg_lsp.backends import models
+
+    return models.cache_root()
+
+
+def prepare_model(setting: str | None, device_setting: str | None, progress: Progress = _silent_progress,
+                  on_warning: Callable[[str], None] | None = None) -> str:
+    """Convert and cache the model now (what the first start would do); returns its name."""
+    from gdg_lsp.backends import models
+
+    spec = models.resolve(setting)
+    device, warning = models.resolve_device(device_setting)
+    if warning:
+        (on_warning or (lambda message: log.warning("%s", message)))(warning)
+    models.load(spec, device, progress)
+    return spec.name
