@@ -17,15 +17,67 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from gdg_lsp import fragments
-from gdg_lsp.decoding.engine import STOP_NEWLINE, Decoder, DecodeSpec, settle
+from gdg_lsp.decoding.engine import (
+    STOP_NEWLINE,
+    Decoder,
+    DecodeResult,
+    DecodeSpec,
+    settle,
+)
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
 from gdg_lsp.grammar import xgrammar_engine as grammars
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole
+
+
+class StopReason(str, Enum):
+    """Why a suggestion ended (the values are what ``explain``, the bench and ``gdg/suggestion`` show)."""
+
+    MAX_LINES = "max-lines"
+    """As many statements as ``gdg.maxLines`` asked for."""
+    MAX_TOKENS = "max-tokens"
+    """The token budget ran out (the last statement is cut back to where it could end)."""
+    TIMEOUT = "timeout"
+    """The time budget ran out (likewise)."""
+    CANCELLED = "cancelled"
+    """A newer request for the document superseded this one."""
+    GRAMMAR_COMPLETE = "grammar-complete"
+    """The fragment allows nothing more."""
+    MODEL_END = "end-of-text"
+    """The model chose to stop."""
+    LINE_END = "newline"
+    """The model ended the first line without writing anything on it."""
+    DEAD_END = "no-allowed-token"
+    """The grammar allowed no token of the vocabulary."""
+    BLANK_LINE = "blank-line"
+    """The model ended the block with an empty line."""
+    END_OF_BLOCK = "end-of-block"
+    """The next line did not continue the block (blank, or an indentation the block cannot take)."""
+    NO_RUNG = "no-rung"
+    """No rung of the fragment accepts the text typed so far: nothing is suggested."""
+    UNBOUND_NAME = "unbound-name"
+    """A finished statement names something bound nowhere (comprehensions, checked after the fact)."""
+    NESTING_LIMIT = "nesting-limit"
+    """The suggestion opened more nested blocks than Γ's frames allow."""
+    REJECTED = "rejected-by-local-check"
+    """A remote engine sent text the local grammar rejects: the statement is dropped."""
+    REFUSED = "refused-by-engine"
+    """A remote engine refused the request."""
+    UNSENDABLE = "grammar-not-sendable"
+    """The grammar could not be put in the remote engine's dialect."""
+
+    @property
+    def budget(self) -> bool:
+        """The suggestion was cut by a budget, not ended by the model or the grammar."""
+        return self in (StopReason.MAX_TOKENS, StopReason.TIMEOUT)
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -57,7 +109,7 @@ class StatementTrace:
 class Execution:
     text: str
     statements: list[StatementTrace]
-    stop_reason: str
+    stop_reason: StopReason
 
     @property
     def rung(self) -> str | None:
@@ -72,6 +124,35 @@ class Execution:
         """None unless the decode was asked to measure it (it costs a mask per token)."""
         bits = [s.free_bits for s in self.statements]
         return None if any(b is None for b in bits) else sum(bits)
+
+
+class _Stop(Exception):
+    """Ends the execution after the current statement (with its trace already recorded)."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+@dataclass
+class _Progress:
+    """What one statement hands to the next."""
+
+    fragment: fragments.Fragment
+    gamma: Gamma
+    context: dict[str, Any]
+    ids: list[int]
+    heal: str
+    heal_outside: int
+    tokens_left: int
+    indent: str
+    allowed_indents: tuple[str, ...]
+    frames: list[int] = field(default_factory=list)
+    """Indentation width of each header that pushed a frame."""
+    layout: str = ""
+    """Blanks the previous statement's last token carried after its newline."""
+    lines: list[str] = field(default_factory=list)
+    traces: list[StatementTrace] = field(default_factory=list)
 
 
 class Executor:
@@ -101,98 +182,128 @@ class Executor:
         ahead = getattr(self.decoder, "prefill_ahead", None)
         prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
         try:
-            fragment = fragments.fragment(hole.language, hole.fragment)
-            gamma: Gamma = hole.gamma.overlay()
-            context: dict[str, Any] = dict(hole.context)
-            frames: list[int] = []  # indentation width of each header that pushed a frame
-            indent = hole.indent
-            allowed_indents: tuple[str, ...] = (hole.indent,)
-            ids = list(prompt.ids)
-            heal, heal_outside, replay, layout = prompt.heal, prompt.heal_outside, prompt.replay, ""
-            tokens_left = max_tokens
-            lines: list[str] = []
-            traces: list[StatementTrace] = []
-            stop = "max-lines"
+            state = _Progress(
+                fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
+                context=dict(hole.context), ids=list(prompt.ids), heal=prompt.heal,
+                heal_outside=prompt.heal_outside, tokens_left=max_tokens, indent=hole.indent,
+                allowed_indents=(hole.indent,))
+            stop = StopReason.MAX_LINES
             for index in range(max_lines):
-                first = index == 0
-                policy_text = hole.typed if first else layout
-                choice = fragments.choose(
-                    fragment, gamma, context, policy_text, constraint, self.cache.get, grammars.accepts
-                )
-                trace = StatementTrace(index, "", choice.rung, choice.attempts, "", 0, 0.0, len(gamma),
-                                       grammar=choice.grammar.text if choice.grammar else None)
-                trace.fragment = fragment.name
-                traces.append(trace)
-                if constraint != "none" and choice.rung is None:
-                    trace.dropped = "no rung of the fragment accepts the text typed so far"
-                    trace.stop_reason = stop = "no-rung"
+                spec = _StatementSpec(index, index + 1 == max_lines, constraint, deadline, cancel, temperature,
+                                      seed, measure_free_bits, prefilled if index == 0 else None)
+                try:
+                    self._statement(hole, prompt, state, spec)
+                except _Stop as ended:
+                    stop = ended.reason
                     break
-                result = self.decoder.decode(DecodeSpec(
-                    prompt_ids=ids, heal=heal, heal_outside=heal_outside,
-                    replay=replay if first else layout, grammar=choice.compiled,
-                    grammar_text=choice.grammar.text if choice.grammar else None,
-                    stop_at_newline=True, region_may_start_blank=not first, max_tokens=tokens_left,
-                    deadline=deadline, cancel=cancel, prefilled=prefilled if first else None,
-                    temperature=temperature, seed=None if seed is None else seed + index,
-                    measure_free_bits=measure_free_bits,
-                ))
-                tokens_left -= result.steps
-                trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
-                trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
-                                 "mask": result.mask_seconds, "total": result.total_seconds}
-                line = result.text if first else layout + result.text
-                if not first:
-                    line_indent = line[: len(line) - len(line.lstrip(" \t"))]
-                    if not line.strip() or line_indent not in allowed_indents:
-                        trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
-                        stop = "end-of-block"
-                        break
-                    while frames and len(line_indent) <= frames[-1]:
-                        frames.pop()
-                        gamma.pop()
-                    indent = line_indent
-                if not result.natural:
-                    if result.complete_text is not None:  # cut back to a complete statement
-                        line = result.complete_text if first else layout + result.complete_text
-                    else:  # unconstrained: at least do not end inside a name
-                        line = self.analyzer.trim_partial(line, gamma)
-                    stop = result.stop_reason
-                statement = (hole.typed + line) if first else line.strip()
-                if unbound := self.analyzer.unbound_references(statement, gamma):
-                    trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
-                    stop = "unbound-name"
-                    break
-                trace.text = line
-                if not line.strip() and first:
-                    stop = result.stop_reason
-                    break
-                lines.append(line)
-                if not result.natural or result.stop_reason != STOP_NEWLINE or index + 1 == max_lines:
-                    stop = result.stop_reason if result.stop_reason != STOP_NEWLINE else "max-lines"
-                    break
-                if "\n" in result.trailing_layout:
-                    stop = "blank-line"
-                    break
-                effects = self.analyzer.statement_effects(statement, hole, gamma)
-                for binding in effects.declarations:
-                    gamma.declare(binding)
-                trace.declared = [b.name for b in effects.declarations]
-                if effects.opens_block:
-                    try:
-                        gamma.push(effects.opens_block, effects.block_bindings)
-                        frames.append(len(indent))
-                    except NestingLimitError as err:
-                        trace.dropped = str(err)
-                        stop = "nesting-limit"
-                        break
-                if effects.context is not None:
-                    context = dict(effects.context)
-                if effects.fragment is not None:
-                    fragment = fragments.fragment(hole.language, effects.fragment)
-                allowed_indents = tuple(self.analyzer.next_indents(statement, hole, indent))
-                ids = ids + result.token_ids
-                heal, heal_outside, layout = "", 0, result.trailing_layout
-            text = "\n".join(lines)
-            return Execution(text, traces, stop)
+            return Execution("\n".join(state.lines), state.traces, stop)
         finally:
             settle(prefilled)  # the backend is the caller's again only once it is over
+
+    # -- one statement ------------------------------------------------------------------------
+
+    def _statement(self, hole: Hole, prompt: Prompt, state: _Progress, spec: _StatementSpec) -> None:
+        """Choose the rung, decode the statement, check it, and carry its effects to the next
+        one; raises ``_Stop`` when the suggestion ends here (after recording this statement)."""
+        first = spec.index == 0
+        choice = fragments.choose(state.fragment, state.gamma, state.context, hole.typed if first else state.layout,
+                                  spec.constraint, self.cache.get, grammars.accepts)
+        trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
+                               grammar=choice.grammar.text if choice.grammar else None, fragment=state.fragment.name)
+        state.traces.append(trace)
+        if spec.constraint != "none" and choice.rung is None:
+            trace.dropped = "no rung of the fragment accepts the text typed so far"
+            trace.stop_reason = StopReason.NO_RUNG.value
+            raise _Stop(StopReason.NO_RUNG)
+        result = self._decode(prompt if first else None, state, choice, spec)
+        trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
+        trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
+                         "mask": result.mask_seconds, "total": result.total_seconds}
+        line = self._line(result, state, trace, first)
+        statement = (hole.typed + line) if first else line.strip()
+        if unbound := self.analyzer.unbound_references(statement, state.gamma):
+            trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
+            raise _Stop(StopReason.UNBOUND_NAME)
+        trace.text = line
+        if not line.strip() and first:
+            raise _Stop(StopReason(result.stop_reason))
+        state.lines.append(line)
+        if not result.natural or result.stop_reason != STOP_NEWLINE:
+            raise _Stop(StopReason(result.stop_reason))
+        if spec.last:
+            raise _Stop(StopReason.MAX_LINES)
+        if "\n" in result.trailing_layout:
+            raise _Stop(StopReason.BLANK_LINE)
+        self._carry(hole, statement, result, state, trace)
+
+    def _decode(self, prompt: Prompt | None, state: _Progress, choice: fragments.Choice,
+                spec: _StatementSpec) -> DecodeResult:
+        result = self.decoder.decode(DecodeSpec(
+            prompt_ids=state.ids, heal=state.heal, heal_outside=state.heal_outside,
+            replay=prompt.replay if prompt is not None else state.layout, grammar=choice.compiled,
+            grammar_text=choice.grammar.text if choice.grammar else None,
+            stop_at_newline=True, region_may_start_blank=prompt is None, max_tokens=state.tokens_left,
+            deadline=spec.deadline, cancel=spec.cancel, prefilled=spec.prefilled,
+            temperature=spec.temperature, seed=None if spec.seed is None else spec.seed + spec.index,
+            measure_free_bits=spec.measure_free_bits,
+        ))
+        state.tokens_left -= result.steps
+        return result
+
+    def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool) -> str:
+        """The statement's line as it will be shown: laid out under the block (frames popped
+        where the indentation returns), and cut back to a complete statement after a budget."""
+        line = result.text if first else state.layout + result.text
+        if not first:
+            line_indent = line[: len(line) - len(line.lstrip(" \t"))]
+            if not line.strip() or line_indent not in state.allowed_indents:
+                trace.dropped = "the line does not continue the block (blank or unexpected indentation)"
+                raise _Stop(StopReason.END_OF_BLOCK)
+            while state.frames and len(line_indent) <= state.frames[-1]:
+                state.frames.pop()
+                state.gamma.pop()
+            state.indent = line_indent
+        if not result.natural:
+            if result.complete_text is not None:  # cut back to a complete statement
+                line = result.complete_text if first else state.layout + result.complete_text
+            else:  # unconstrained: at least do not end inside a name
+                line = self.analyzer.trim_partial(line, state.gamma)
+        return line
+
+    def _carry(self, hole: Hole, statement: str, result: DecodeResult, state: _Progress,
+               trace: StatementTrace) -> None:
+        """Γ grows by what the statement declared; a header opens a frame; the next
+        statement's fragment, context, indentation and prompt follow from it."""
+        effects = self.analyzer.statement_effects(statement, hole, state.gamma)
+        for binding in effects.declarations:
+            state.gamma.declare(binding)
+        trace.declared = [b.name for b in effects.declarations]
+        if effects.opens_block:
+            try:
+                state.gamma.push(effects.opens_block, effects.block_bindings)
+                state.frames.append(len(state.indent))
+            except NestingLimitError as err:
+                trace.dropped = str(err)
+                raise _Stop(StopReason.NESTING_LIMIT) from None
+        if effects.context is not None:
+            state.context = dict(effects.context)
+        if effects.fragment is not None:
+            state.fragment = fragments.fragment(hole.language, effects.fragment)
+        state.allowed_indents = tuple(self.analyzer.next_indents(statement, hole, state.indent))
+        state.ids = state.ids + result.token_ids
+        state.heal, state.heal_outside, state.layout = "", 0, result.trailing_layout
+
+
+@dataclass(frozen=True)
+class _StatementSpec:
+    """The request's settings as one statement sees them."""
+
+    index: int
+    last: bool
+    constraint: str
+    deadline: float | None
+    cancel: threading.Event | None
+    temperature: float
+    seed: int | None
+    measure_free_bits: bool
+    prefilled: Any

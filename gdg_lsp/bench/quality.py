@@ -13,6 +13,7 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "latency_p95_ms": percentile(latencies, 0.95),
             "warm_p50_ms": percentile([r["warm_latency_ms"] for r in mine], 0.5),
             "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
+            "stops": dict(Counter(str(r["stop"]) for r in mine if r.get("stop")).most_common()),
         }
         # yes/no facts an oracle reports besides pass (SQL: "executes") become rates too
         flags = sorted({k for r in mine for k, v in r["details"].items() if isinstance(v, bool) and k not in _CORE_FLAGS})
@@ -96,6 +98,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     if flags:
         lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
         lines += [f"| {arm} | " + " | ".join(f"{m.get(f, 0):.0%}" for f in flags) + " |" for arm, m in table.items()]
+    if any(m.get("stops") for m in table.values()):
+        lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
+        lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
+                  for arm, m in table.items()]
     if "none" in table and "scope" in table and table["none"]["latency_p50_ms"]:
         lines.append("")
         lines.append(f"scope/none latency ratio (p50): {table['scope']['latency_p50_ms'] / table['none']['latency_p50_ms']:.2f}"

@@ -31,3 +31,11 @@ def test_percentile_picks_observed_values():
 
 def test_every_language_has_a_plugin():
     assert set(plugins()) == {"python", "sql", "p4", "tilelang"}
+
+
+def test_stop_reasons_are_tallied_per_arm():
+    rows = [_row("scope", [], 100, stop_unused=True) | {"stop": "max-lines"},
+            _row("scope", [], 100) | {"stop": "timeout"}, _row("scope", [], 100) | {"stop": "max-lines"}]
+    table = summarize(rows, ["scope"])
+    assert table["scope"]["stops"] == {"max-lines": 2, "timeout": 1}
+    assert "| scope | max-lines 2, timeout 1 |" in markdown(table, "# t")

@@ -61,3 +61,15 @@ def test_service_explains_why_there_is_no_hole(random_backend):
     doc = Document("file:///s.py", "python", 1, code, parse)
     suggestion = service.complete(doc.snapshot(), len(code), Settings())
     assert suggestion.text == "" and "comment" in suggestion.reason
+
+
+def test_every_way_a_region_ends_is_a_stop_reason_of_the_execution():
+    from gdg_lsp.backends import remote
+    from gdg_lsp.decoding import engine
+    from gdg_lsp.executor import StopReason
+
+    stops = [getattr(module, name) for module in (engine, remote) for name in dir(module) if name.startswith("STOP_")]
+    assert len(stops) >= 10
+    for stop in stops:
+        assert StopReason(stop).value == stop  # explain and the bench show the same words
+    assert StopReason.MAX_TOKENS.budget and StopReason.TIMEOUT.budget and not StopReason.MODEL_END.budget
