@@ -9,12 +9,11 @@ diagnostic was about, so a stale diagnostic can never rewrite other text.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from lsprotocol import types
 
-log = logging.getLogger(__name__)
+from gdg_lsp.server.handlers import handles
 
 
 def _replacement(diagnostic: types.Diagnostic) -> tuple[str, str] | None:
@@ -57,6 +56,7 @@ def register(server) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
+    @handles("code action")
     def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         doc = ls.session.documents.find(params.text_document.uri)
         if doc is None:
@@ -65,8 +65,4 @@ def register(server) -> None:
         only = params.context.only  # a filter: 'quickfix' or a parent kind of it
         if only and not any(not k or quickfix == k or quickfix.startswith(f"{k}.") for k in only):
             return None
-        try:
-            return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding)
-        except Exception:
-            log.exception("code actions failed for %s", doc.uri)
-            return None
+        return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding)

@@ -6,8 +6,8 @@ import logging
 
 from lsprotocol import types
 
-from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.server import problems
+from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ def describe(binding) -> str:
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
+    @handles("completion", empty=lambda: types.CompletionList(is_incomplete=False, items=[]))
     def completion(ls, params: types.CompletionParams) -> types.CompletionList:
         session = ls.session
         empty = types.CompletionList(is_incomplete=False, items=[])
@@ -53,12 +54,6 @@ def register(server) -> None:
         prefix = text[start:offset]
         try:
             gamma = analyzer.gamma_at(doc.snapshot(), offset, session.workspace)
-        except NestingLimitError as err:
-            problems.report_limit(ls, err)
-            return empty
-        except Exception:
-            log.exception("Γ failed at %s:%s", doc.uri, offset)
-            return empty
         finally:
             problems.report(ls, doc.language_id)
         items = [

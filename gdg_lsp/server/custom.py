@@ -9,6 +9,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from gdg_lsp.caches import all_stats
+from gdg_lsp.server.handlers import handles, timings_payload
 from gdg_lsp.server.session import status_payload
 from gdg_lsp.server.worker import ModelNotReady
 
@@ -27,14 +28,17 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 
 def register(server) -> None:
     @server.feature("gdg/status")
+    @handles("gdg/status", empty=dict)
     def status(ls, params: Any = None) -> dict:
         payload = status_payload(ls.session.worker.state)
         payload["lastSuggestion"] = ls.session.last_suggestion
         payload["worker"] = ls.session.worker.stats_payload()
         payload["caches"] = [stats.payload() for stats in all_stats()]
+        payload["handlersMs"] = timings_payload()
         return payload
 
     @server.feature("gdg/explain")
+    @handles("gdg/explain", empty=lambda: {"error": "explain failed: the log has the details"})
     async def explain(ls, params: Any) -> dict:
         """params: {textDocument: {uri}, position: {line, character}, decode?: bool}"""
         # imported here: it loads XGrammar and torch, which the server's start must not wait for

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import logging
-
 from lsprotocol import types
 
-log = logging.getLogger(__name__)
+from gdg_lsp.server.handlers import handles
 
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @handles("hover")
     def hover(ls, params: types.HoverParams) -> types.Hover | None:
         session = ls.session
         located = session.locate(params.text_document.uri, params.position.line, params.position.character)
         if located is None:
             return None
         doc, analyzer, offset = located
-        try:
-            found = analyzer.binding_at(doc.snapshot(), offset, session.workspace)
-        except Exception:
-            log.exception("hover failed at %s:%s", doc.uri, offset)
-            return None
+        found = analyzer.binding_at(doc.snapshot(), offset, session.workspace)
         if found is None:
             return None
         binding, start, end = found

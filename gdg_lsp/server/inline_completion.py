@@ -12,8 +12,8 @@ import logging
 
 from lsprotocol import types
 
-from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.server import problems
+from gdg_lsp.server.handlers import handles
 from gdg_lsp.server.worker import ModelNotReady
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    @handles("inline completion", empty=lambda: types.InlineCompletionList(items=[]))
     async def inline_completion(ls, params: types.InlineCompletionParams) -> types.InlineCompletionList:
         session = ls.session
         empty = types.InlineCompletionList(items=[])
@@ -39,12 +40,6 @@ def register(server) -> None:
             raise
         except ModelNotReady as err:
             log.info("no inline suggestion: %s", err)
-            return empty
-        except NestingLimitError as err:
-            problems.report_limit(ls, err)
-            return empty
-        except Exception as err:  # a grammar that does not compile, an analyzer bug...: say so, keep serving
-            problems.report_failure(ls, "inline completion", err)
             return empty
         finally:
             problems.report(ls, doc.language_id)

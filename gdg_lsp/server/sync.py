@@ -12,18 +12,21 @@ from lsprotocol import types
 
 from gdg_lsp import languages
 from gdg_lsp.server import diagnostics
+from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
 
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @handles("didOpen")
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
         diagnostics.schedule(ls, item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @handles("didChange")
     def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         doc = ls.session.documents.find(uri)
@@ -41,6 +44,7 @@ def register(server) -> None:
         diagnostics.schedule(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @handles("didClose")
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.session.documents.close(uri)

@@ -1,0 +1,82 @@
+"""One wrapper for every LSP method handler: failures, limits, cancellation, timing.
+
+``@handles("hover", empty=lambda: None)`` around a handler (sync or async) means:
+
+- an exception inside it is logged with its traceback, told to the user once per
+  kind (``problems.report_failure``), and the request is answered with ``empty()``:
+  a bug in one analyzer never leaves a client waiting or takes the server down;
+- a position past one of the server's limits (``NestingLimitError``) is refused
+  in one line (``problems.report_limit``), not a traceback;
+- ``$/cancelRequest`` (the handler's task cancelled) and JSON-RPC errors meant for the
+  client (``JsonRpcInvalidParams``...) propagate, as pygls expects;
+- the time each call took is kept per method (bounded), and ``gdg/status``
+  reports its p50/p95/max (``timings_payload``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+from gdg_lsp.errors import NestingLimitError
+from gdg_lsp.latency import summary_ms
+from gdg_lsp.server import problems
+
+TIMINGS_KEPT = 1000
+"""Durations kept per method (the most recent ones)."""
+
+_timings: defaultdict[str, deque[float]] = defaultdict(lambda: deque(maxlen=TIMINGS_KEPT))
+
+
+def handles(what: str, empty: Callable[[], Any] = lambda: None) -> Callable[[Callable], Callable]:
+    def wrap(fn: Callable) -> Callable:
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def run_async(ls, params: Any) -> Any:
+                began = time.perf_counter()
+                try:
+                    return await fn(ls, params)
+                except (asyncio.CancelledError, JsonRpcException):
+                    raise
+                except Exception as err:  # noqa: BLE001 - answered, logged and said once
+                    return _failed(ls, what, err, empty)
+                finally:
+                    _timings[what].append(time.perf_counter() - began)
+
+            return run_async
+
+        @functools.wraps(fn)
+        def run(ls, params: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return fn(ls, params)
+            except JsonRpcException:
+                raise
+            except Exception as err:  # noqa: BLE001 - answered, logged and said once
+                return _failed(ls, what, err, empty)
+            finally:
+                _timings[what].append(time.perf_counter() - began)
+
+        return run
+
+    return wrap
+
+
+def _failed(ls, what: str, err: Exception, empty: Callable[[], Any]) -> Any:
+    if isinstance(err, NestingLimitError):
+        problems.report_limit(ls, err)
+    else:
+        problems.report_failure(ls, what, err)
+    return empty()
+
+
+def timings_payload() -> dict[str, dict[str, Any]]:
+    """``{method: {"n", "p50", "p95", "max"}}`` in milliseconds, for ``gdg/status``."""
+    return {what: summary_ms(list(kept)) for what, kept in sorted(_timings.items())}
