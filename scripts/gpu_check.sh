@@ -9,7 +9,7 @@
 # the lean engine (static KV cache, one CUDA graph per step) side by side with
 # transformers' eager loop, the Γ mask applied at every step. Target of issue 7:
 # >= 300 tokens/s at batch 1 with the mask. Its batch section compares 1 and 4
-# documents' requests decoded one at a time and batched (decoding/batching.py:
+# documents' requests decoded one at a time and batched (backends/lean/batching.py:
 # a lone slot replays its CUDA graph, a batch the graph of its set of slots). Prints the table;
 # about 5-6 minutes.
 #
