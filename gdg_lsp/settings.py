@@ -92,9 +92,10 @@ class Settings:
     max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))
     context_tokens: int = attrs.field(default=1024, validator=_in_range(64, 32_768))
     threads: int = attrs.field(default=1, validator=_in_range(1, 256))
-    """CPU threads for the model. One is the fastest for small models here: a 135M
-    model is memory-bound, and a second thread that waits on a busy core made each
-    step 4x slower (56 vs 251 ms with one other process running)."""
+    """CPU threads for the model. One by measurement (``bench perf --only engines``,
+    docs/PERFORMANCE.md): two take about a third off a step on a quiet 2-core
+    machine, but on a busy one the second thread waits for a core and a step of the
+    default model took 7x longer (1,269 vs 185 ms at load average 11)."""
     batch_size: int = attrs.field(default=4, validator=_in_range(1, 16))
     """Requests from different documents decoded at once, their model steps batched
     (decoding/batching.py; lean engine only, others decode one at a time). 1: one at a time."""

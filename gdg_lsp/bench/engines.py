@@ -36,6 +36,8 @@ import torch
 
 REFERENCE = "lean"
 LLAMA_CPP = "llama.cpp"
+AGREEMENT_PROMPT_TOKENS = 256
+"""Length of the agreement prompts (shorter than the race's: 30 fp32 prefills take minutes)."""
 CPU_FLAGS = ("avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 """The CPU features the engines' kernels choose between (printed with the figures)."""
 
@@ -229,7 +231,7 @@ def run(model_setting: str, corpus: Path, engines: list[str], threads: list[int]
             m["prefill_vs_base"] = m["prefill_ms"] / base["prefill_ms"] if base["prefill_ms"] else 0.0
         report["by_threads"][str(count)] = {"base": LLAMA_CPP if LLAMA_CPP in row else REFERENCE, "engines": row}
         if count == threads[0] and agreement_prompts:
-            prompts = corpus_prompts(corpus, encode, agreement_prompts, min(prompt_tokens, 512), seed=2)
+            prompts = corpus_prompts(corpus, encode, agreement_prompts, min(prompt_tokens, AGREEMENT_PROMPT_TOKENS), seed=2)
             log(f"engines: greedy agreement over {len(prompts)} prompts x {agreement_tokens} tokens")
             report["agreement"] = agreement(contenders, prompts, agreement_tokens)
         contenders.pop(LLAMA_CPP, None)

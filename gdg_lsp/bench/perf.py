@@ -765,6 +765,8 @@ def render(report: dict[str, Any]) -> str:
     if "model" in report:
         parts = [f"## bench perf: model {report['model']} ({report['engine']}) on {report['device']}, "
                  f"load {report['load_s']:.1f} s, load average {report['load_average']}"]
+    elif "engine_comparison" in report:
+        parts = [f"## bench perf, load average {report['load_average']}"]
     else:
         parts = [f"## bench perf (no model loaded), load average {report['load_average']}"]
     for engine, decode in report.get("decode", {}).items():
