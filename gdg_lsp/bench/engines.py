@@ -6,9 +6,12 @@ file, llama.cpp itself on the same file: the same prompt (the last
 ``--prompt-tokens`` tokens before a corpus hole), greedy, the engines
 alternating round by round (their order turning) so that a change of the
 machine's load hits each alike, at each thread count of ``--engine-threads``.
-Each round prefills the prompt from an empty cache and then steps, every
-engine fed the reference's greedy tokens, so the step times are of the same
-positions and the agreement is per position.
+Each round prefills the prompt from an empty cache in every engine, then steps
+them in turn position by position, every engine fed the reference's greedy
+tokens: the step times are of the same positions, taken milliseconds apart, and
+the agreement is per position. Besides each engine's median step, the median of
+its step's ratio to the base's step at the same round and position is printed
+(paired: a burst of load hits both sides of a ratio alike).
 
 Greedy agreement with the reference is also measured over
 ``--agreement-prompts`` corpus prompts × ``--agreement-tokens`` tokens (teacher
@@ -130,51 +133,62 @@ def _median_ms(values: list[float]) -> float:
     return round(statistics.median(values) * 1000, 4) if values else 0.0
 
 
-def _greedy_run(model: Any, prompt: Sequence[int], feed: Sequence[int] | None, steps: int,
-                times: tuple[list[float], list[float]] | None = None) -> list[int]:
+def _greedy_run(model: Any, prompt: Sequence[int], feed: Sequence[int] | None, steps: int) -> list[int]:
     """Prefill ``prompt`` from an empty cache, then step ``steps`` times fed ``feed`` (or the
-    model's own greedy tokens); the model's argmax at each position. ``times`` collects
-    (prefill, step) seconds."""
+    model's own greedy tokens); the model's argmax at each position."""
     model.reset()
-    began = time.perf_counter()
     logits = model.prefill(prompt)
-    if times is not None:
-        times[0].append(time.perf_counter() - began)
     picks: list[int] = []
     for position in range(steps):
         picks.append(int(torch.argmax(logits)))
-        began = time.perf_counter()
         logits = model.step(feed[position] if feed is not None else picks[-1])
-        if times is not None:
-            times[1].append(time.perf_counter() - began)
     return picks
 
 
 def race(models: dict[str, Any], prompt: Sequence[int], rounds: int, steps: int) -> dict[str, dict[str, Any]]:
-    """Prefill and step every model, alternating round by round (the order turning); the
-    first is the reference whose greedy tokens every model is fed. An untimed first
-    pass warms every model up and gives the reference's tokens."""
+    """Prefill and step every model, alternating: each round prefills every model (the order
+    turning round by round), then steps them in turn, position by position, so that the
+    steps compared were taken within milliseconds of each other. The first model is the
+    reference whose greedy tokens every model is fed; an untimed first pass warms every
+    model up and gives them. ``step_times`` keeps each step's seconds in the same order for
+    every model (round by round, position by position): ``paired_ratio`` compares them."""
     names = list(models)
     feed = _greedy_run(models[names[0]], prompt, None, steps)
     for name in names[1:]:
         _greedy_run(models[name], prompt, feed, steps)
-    times: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
+    prefill: dict[str, list[float]] = {n: [] for n in names}
+    step: dict[str, list[float]] = {n: [] for n in names}
     agree: dict[str, list[bool]] = {n: [] for n in names}
     for index in range(rounds):
         turn = index % len(names)
-        for name in names[turn:] + names[:turn]:
-            picks = _greedy_run(models[name], prompt, feed, steps, times[name])
-            agree[name].extend(a == b for a, b in zip(picks, feed))
+        order = names[turn:] + names[:turn]
+        logits = {}
+        for name in order:
+            models[name].reset()
+            began = time.perf_counter()
+            logits[name] = models[name].prefill(prompt)
+            prefill[name].append(time.perf_counter() - began)
+        for position in range(steps):
+            for name in order:
+                agree[name].append(int(torch.argmax(logits[name])) == feed[position])
+                began = time.perf_counter()
+                logits[name] = models[name].step(feed[position])
+                step[name].append(time.perf_counter() - began)
     out = {}
     for name in names:
-        prefill, step = times[name]
-        ms = statistics.median(step) if step else 0.0
-        out[name] = {"prefill_ms": _median_ms(prefill), "step_ms": _median_ms(step),
-                     "step_min_ms": round(min(step) * 1000, 4) if step else 0.0,
+        ms = statistics.median(step[name]) if step[name] else 0.0
+        out[name] = {"prefill_ms": _median_ms(prefill[name]), "step_ms": _median_ms(step[name]),
+                     "step_min_ms": round(min(step[name]) * 1000, 4) if step[name] else 0.0,
                      "tokens_per_s": round(1 / ms, 1) if ms else 0.0, "prompt_tokens": len(prompt),
-                     "steps": len(step),
+                     "steps": len(step[name]), "step_times": [round(t, 6) for t in step[name]],
                      "greedy_agreement_race": sum(agree[name]) / len(agree[name]) if agree[name] else 0.0}
     return out
+
+
+def paired_ratio(mine: list[float], base: list[float]) -> float:
+    """The median of the ratios of steps taken side by side (the same round and position)."""
+    ratios = [a / b for a, b in zip(mine, base) if b > 0]
+    return statistics.median(ratios) if ratios else 0.0
 
 
 def agreement(models: dict[str, Any], prompts: list[list[int]], tokens: int) -> dict[str, dict[str, Any]]:
@@ -228,6 +242,7 @@ def run(model_setting: str, corpus: Path, engines: list[str], threads: list[int]
         base = row.get(LLAMA_CPP, row[REFERENCE])
         for name, m in row.items():
             m["step_vs_base"] = m["step_ms"] / base["step_ms"] if base["step_ms"] else 0.0
+            m["step_vs_base_paired"] = paired_ratio(m["step_times"], base["step_times"])
             m["prefill_vs_base"] = m["prefill_ms"] / base["prefill_ms"] if base["prefill_ms"] else 0.0
         report["by_threads"][str(count)] = {"base": LLAMA_CPP if LLAMA_CPP in row else REFERENCE, "engines": row}
         if count == threads[0] and agreement_prompts:
@@ -252,11 +267,11 @@ def render(report: dict[str, Any], table: Callable[[list[str], list[list[Any]]],
     for count, block in report["by_threads"].items():
         for name, m in block["engines"].items():
             rows.append([count, name, m["prompt_tokens"], m["prefill_ms"], m["prefill_vs_base"], m["step_ms"],
-                         m["step_min_ms"], m["tokens_per_s"], m["step_vs_base"],
+                         m["step_min_ms"], m["tokens_per_s"], m["step_vs_base"], m["step_vs_base_paired"],
                          agree.get(name, {}).get("agreement", "-") if count == next(iter(report["by_threads"])) else "-"])
     base = next(iter(report["by_threads"].values()))["base"] if report["by_threads"] else REFERENCE
     positions = next(iter(agree.values()), {}).get("positions", 0)
     parts.append("\n" + table(["threads", "engine", "prompt tokens", "prefill ms", f"prefill × {base}", "step ms (median)",
-                               "step ms (min)", "tokens/s", f"step × {base}",
+                               "step ms (min)", "tokens/s", f"step × {base}", f"step × {base}, paired (median)",
                                f"greedy agreement with {REFERENCE} ({positions} positions)"], rows))
     return "\n".join(parts)

@@ -34,6 +34,7 @@ class Counting:
         return self._logits()
 
     def step(self, token):
+        self.log.append((self.name, "step"))
         self.ids.append(int(token))
         return self._logits()
 
@@ -82,8 +83,13 @@ def test_race_alternates_and_measures_agreement_with_the_reference():
     for m in out.values():
         assert m["steps"] == 15 and m["step_ms"] > 0 and m["prefill_ms"] > 0 and m["prompt_tokens"] == 3
         assert m["step_min_ms"] <= m["step_ms"] and m["tokens_per_s"] > 0
-    timed = [name for name, _ in log[3:]]  # after the untimed warm-up pass
-    assert timed == ["ref", "same", "off", "same", "off", "ref", "off", "ref", "same"]  # the order turns
+    timed = log[3 * 6:]  # after the untimed warm-up pass (a prefill and 5 steps each)
+    prefills = [name for name, what in timed if what == "prefill"]
+    assert prefills == ["ref", "same", "off", "same", "off", "ref", "off", "ref", "same"]  # the order turns
+    first_round = [name for name, what in timed[3 : 3 + 15]]
+    assert first_round == ["ref", "same", "off"] * 5  # stepped side by side, position by position
+    assert len(out["off"]["step_times"]) == 15
+    assert engines.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0]) == 2.0
 
 
 def test_agreement_is_teacher_forced_per_position():
