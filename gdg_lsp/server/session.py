@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,10 +19,12 @@ from gdg_lsp.documents import (
     MAX_ANALYSED_CHARS,
     DocumentStore,
     PositionEncoding,
+    Snapshot,
     uri_to_path,
 )
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
+from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.settings import Settings, from_json
 
@@ -46,6 +49,8 @@ class Session:
         self.workspace = WorkspaceContext(settings=self.settings)
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop_thread: int | None = None
+        self.scheduler = Scheduler()
         self.worker = DecodeWorker(self._worker_state, self._worker_progress,
                                    lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
@@ -91,6 +96,14 @@ class Session:
                 self._warned_languages.add(language_id)
                 log.info("%s", err)
             return None
+
+    def locate_in(self, snapshot: Snapshot, line: int, character: int) -> tuple[Analyzer, int] | None:
+        """(analyzer, offset) for a position in a snapshot (on an analysis thread); None when
+        its language has no analyzer or it is too large to analyse."""
+        analyzer = self.analyzer_for(snapshot.language_id, snapshot.text)
+        if analyzer is None:
+            return None
+        return analyzer, snapshot.offset_at(line, character, self.encoding)
 
     def locate(self, uri: str, line: int, character: int) -> tuple[Any, Analyzer, int] | None:
         """(document, analyzer, offset) for a request's position; None when the document
@@ -179,7 +192,14 @@ class Session:
         else:
             fn(*args)
 
+    def on_loop(self) -> bool:
+        return self.loop_thread is None or threading.get_ident() == self.loop_thread
+
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """Tell the user (and the log); safe from any thread (analysis threads report problems)."""
+        if not self.on_loop() and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.show, message, kind)
+            return
         (log.warning if kind in (types.MessageType.Error, types.MessageType.Warning) else log.info)("%s", message)
         try:
             self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))

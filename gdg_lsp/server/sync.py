@@ -1,7 +1,8 @@
 """textDocument/didOpen, didChange, didClose: the document store and nothing else.
 
-A keystroke costs one edit, one line-index update and one incremental
-re-parse; diagnostics are only scheduled (debounced).
+A keystroke costs one edit and one line-index update (the re-parse waits for
+the first request that needs it, on an analysis thread); diagnostics are only
+scheduled (debounced).
 """
 
 from __future__ import annotations
@@ -48,5 +49,6 @@ def register(server) -> None:
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.session.documents.close(uri)
+        ls.session.scheduler.forget(uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)
