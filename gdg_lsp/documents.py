@@ -23,9 +23,14 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
-from gdg_lsp.errors import DocumentNotOpenError
+from gdg_lsp.errors import DocumentNotOpenError, GdgError
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+MAX_OPEN_DOCUMENTS = 2_000
+"""Documents one server follows at most; a didOpen beyond it is refused (``StoreFull``)."""
+MAX_STORED_CHARS = 256_000_000
+"""Characters of all open documents together at most, checked when one opens (edits are
+bounded by the transport's message size)."""
 MAX_ANALYSED_CHARS = 2_000_000
 """Documents longer than this are kept in step (every edit applied) but neither parsed nor
 analysed: a tree-sitter re-parse of 10 MB took 2.5 s per keystroke here, on the event loop."""
@@ -360,14 +365,30 @@ def _point(text: str, offset: int) -> tuple[int, int]:
     return row, len(text[line_start:offset].encode("utf-8", "surrogatepass"))
 
 
-class DocumentStore:
-    """The open documents of one server (or one headless run)."""
+class StoreFull(GdgError):
+    """A document that would take the store past ``MAX_OPEN_DOCUMENTS`` or ``MAX_STORED_CHARS``."""
 
-    def __init__(self, parser_for: Callable[[str, str], Callable[[bytes, Any], Any] | None] | None = None) -> None:
+
+class DocumentStore:
+    """The open documents of one server (or one headless run), bounded by count and size."""
+
+    def __init__(self, parser_for: Callable[[str, str], Callable[[bytes, Any], Any] | None] | None = None,
+                 max_documents: int = MAX_OPEN_DOCUMENTS, max_chars: int = MAX_STORED_CHARS) -> None:
         self._docs: dict[str, Document] = {}
         self._parser_for = parser_for or (lambda language_id, uri: None)
+        self._max_documents = max_documents
+        self._max_chars = max_chars
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
+        """Follow a document (replacing one open under the same URI); ``StoreFull`` past the bounds."""
+        others = [doc for key, doc in self._docs.items() if key != uri]
+        if len(others) >= self._max_documents:
+            raise StoreFull(f"{len(others):,} documents are open, the most one server follows; "
+                            f"{uri} is not followed (close some documents)")
+        stored = sum(len(doc.text) for doc in others)
+        if stored + len(text) > self._max_chars:
+            raise StoreFull(f"{uri} ({len(text):,} characters) would take the open documents past "
+                            f"{self._max_chars:,} characters; it is not followed (close some documents)")
         doc = Document(uri, language_id, version, text, self._parser_for(language_id, uri))
         self._docs[uri] = doc
         return doc

@@ -73,6 +73,8 @@ def register(server) -> None:
             raise
         except ModelNotReady as err:
             return {"error": str(err)}
+        if suggestion is None:
+            return {"error": "superseded by a newer explain request for this document"}
         from gdg_lsp.explain import explain_suggestion  # loaded by the decode already
 
         return explain_suggestion(suggestion, settings)

@@ -72,6 +72,9 @@ def _findings(ls, snapshot) -> list[Finding] | None:
         return None
     try:
         return analyzer.diagnostics(snapshot, session.workspace)
+    except RecursionError as err:
+        problems.report_limit(ls, "diagnostics", err)
+        return None
     except Exception:
         log.exception("diagnostics failed for %s", snapshot.uri)
         return None

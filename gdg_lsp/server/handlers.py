@@ -5,8 +5,10 @@
 - an exception inside it is logged with its traceback, told to the user once per
   kind (``problems.report_failure``), and the request is answered with ``empty()``:
   a bug in one analyzer never leaves a client waiting or takes the server down;
-- a position past one of the server's limits (``NestingLimitError``) is refused
-  in one line (``problems.report_limit``), not a traceback;
+- a position past one of the server's limits (``NestingLimitError``), or code
+  nested deeper than the analysis can follow (``RecursionError``: its traceback
+  would be thousands of lines per request), is refused in one line
+  (``problems.report_limit``);
 - ``$/cancelRequest`` (the handler's task cancelled) and JSON-RPC errors meant for the
   client (``JsonRpcInvalidParams``...) propagate, as pygls expects;
 - the time each call took is kept per method (bounded), and ``gdg/status``
@@ -111,8 +113,8 @@ def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Cal
 
 
 def _failed(ls, what: str, err: Exception, empty: Callable[[], Any]) -> Any:
-    if isinstance(err, NestingLimitError):
-        problems.report_limit(ls, err)
+    if isinstance(err, (NestingLimitError, RecursionError)):
+        problems.report_limit(ls, what, err)
     else:
         problems.report_failure(ls, what, err)
     return empty()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from gdg_lsp import languages
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import (
     MAX_ANALYSED_CHARS,
     DocumentStore,
@@ -56,6 +57,8 @@ class Session:
         self._progress_token: str | None = None
         self._progress_begun = False
         self._warned_languages: set[str] = set()
+        self._refused: BoundedCache[str, str] = BoundedCache("session.refused-documents", 256)
+        """Documents the store refused (it is full): their edits are ignored without a warning each."""
         self.last_suggestion: dict[str, Any] | None = None
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
 
@@ -70,6 +73,15 @@ class Session:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
             self.start_model()
+
+    def refuse_document(self, uri: str, why: str) -> None:
+        """A didOpen the store refused (``StoreFull``): said once per document; its requests answer empty."""
+        if self._refused.get(uri) is None:
+            self.show(f"gdg-lsp: {why}", types.MessageType.Warning)
+        self._refused.put(uri, why)
+
+    def refused_document(self, uri: str) -> bool:
+        return self._refused.get(uri) is not None
 
     def set_roots(self, params: types.InitializeParams) -> None:
         roots: list[Path] = []
@@ -92,8 +104,8 @@ class Session:
         try:
             return languages.analyzer(language_id, text)
         except UnknownLanguageError as err:
-            if language_id not in self._warned_languages:
-                self._warned_languages.add(language_id)
+            if language_id not in self._warned_languages and len(self._warned_languages) < 256:
+                self._warned_languages.add(language_id)  # (bounded: ids come from the client)
                 log.info("%s", err)
             return None
 

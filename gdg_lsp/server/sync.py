@@ -12,6 +12,7 @@ import logging
 from lsprotocol import types
 
 from gdg_lsp import languages
+from gdg_lsp.documents import StoreFull
 from gdg_lsp.server import diagnostics
 from gdg_lsp.server.handlers import handles
 
@@ -23,7 +24,11 @@ def register(server) -> None:
     @handles("didOpen")
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
+        try:
+            ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
+        except StoreFull as err:
+            ls.session.refuse_document(item.uri, str(err))
+            return
         diagnostics.schedule(ls, item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -32,7 +37,8 @@ def register(server) -> None:
         uri = params.text_document.uri
         doc = ls.session.documents.find(uri)
         if doc is None:
-            log.warning("didChange for %s, which is not open: ignored (send didOpen first)", uri)
+            if not ls.session.refused_document(uri):
+                log.warning("didChange for %s, which is not open: ignored (send didOpen first)", uri)
             return
         changes = []
         for change in params.content_changes:
