@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -181,6 +182,18 @@ class GdgProtocol(LanguageServerProtocol):
         """A message could not be read (bad framing, not JSON): answer with a ParseError, id null."""
         text = error if isinstance(error, str) else f"cannot parse message: {str(error)[:200] or type(error).__name__}"
         self._send_error(None, JsonRpcParseError, text)
+
+    on_exit: Callable[[int], None] | None = None
+    """Set by the TCP server: ``exit`` ends that client's session, not the process."""
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args):
+        if self.on_exit is None:
+            yield from super().lsp_exit(*args)
+            return
+        if (handler := self.fm.features.get(types.EXIT)) is not None:
+            yield handler, args, None
+        self.on_exit(0 if self._shutdown else 1)
 
     # -- documents go to our store only ----------------------------------------------
 
