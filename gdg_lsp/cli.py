@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tcp-token-file", type=Path, default=None, metavar="FILE",
                         help="require this token (the file's first line; the file readable by its owner only) "
                              "as initializationOptions.gdgToken in a TCP client's initialize request")
+    parser.add_argument("--allow-api-key-env", action="append", default=[], metavar="NAME",
+                        help="let gdg.remote.apiKeyEnv name this variable although its name does not start with "
+                             "GDG_ (repeatable; see docs/RELIABILITY.md, Trust)")
+    parser.add_argument("--allow-http-remote", action="append", default=[], metavar="HOST",
+                        help="let gdg.remote.url use plain http to this host (repeatable; https is required "
+                             "for hosts other than this machine otherwise)")
     parser.add_argument("--log-file", type=Path, default=None, help="also write the log to this file")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     parser.add_argument("--dev", action="store_true",
@@ -91,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.log_level, args.log_file, stream=sys.stderr)
+    _consent(args)
     try:
         if args.command is None:
             return _serve(args)
@@ -112,6 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _consent(args: argparse.Namespace) -> None:
+    """What the user allowed on the command line, outside any workspace (``gdg_lsp.consent``)."""
+    from gdg_lsp import consent
+
+    for name in args.allow_api_key_env:
+        consent.allow_key_env(name)
+    for host in args.allow_http_remote:
+        consent.allow_http_host(host)
 
 
 def _setup_logging(level: str, log_file: Path | None, stream) -> None:

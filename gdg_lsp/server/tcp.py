@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -36,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gdg_lsp.consent import is_loopback
 from gdg_lsp.errors import GdgError
 from gdg_lsp.server import transport
 
@@ -49,15 +49,6 @@ arrive before the old connection's end is noticed) before it is refused."""
 REFUSAL_PAUSE_SECONDS = 0.5
 """Pause before closing a connection whose token was wrong (guessing costs time)."""
 TOKEN_OPTION = "gdgToken"
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in ("localhost", "localhost.", "ip6-localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_address(host: str, allow_remote: bool) -> str | None:
