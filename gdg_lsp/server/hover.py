@@ -1,4 +1,4 @@
-"""textDocument/hover on a name: its sort, attrs and where it was declared."""
+"""textDocument/hover on a name: its sort, attrs and where it was declared (on an analysis thread)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from gdg_lsp.server.handlers import handles
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    @handles("hover")
-    def hover(ls, params: types.HoverParams) -> types.Hover | None:
+    @handles("hover", background=True)
+    def hover(ls, params: types.HoverParams, doc) -> types.Hover | None:
         session = ls.session
-        located = session.locate(params.text_document.uri, params.position.line, params.position.character)
+        located = session.locate_in(doc, params.position.line, params.position.character)
         if located is None:
             return None
-        doc, analyzer, offset = located
-        found = analyzer.binding_at(doc.snapshot(), offset, session.workspace)
+        analyzer, offset = located
+        found = analyzer.binding_at(doc, offset, session.workspace)
         if found is None:
             return None
         binding, start, end = found

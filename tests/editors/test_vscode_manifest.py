@@ -57,3 +57,24 @@ def test_the_server_accepts_what_the_extension_sends_by_default():
 def test_enums_match_the_server():
     props = _properties()
     assert tuple(props["gdg.constraint"]["enum"]) == CONSTRAINTS
+
+
+CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
+           "gdg.p4.includePaths")
+"""What decides which program runs, whether and where code and a secret leave the machine, and
+which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths)."""
+
+
+def test_what_sends_code_away_or_runs_a_program_is_never_taken_from_a_workspace():
+    """VS Code reads machine- and application-scoped settings from user (or remote machine)
+    settings only: a folder's .vscode/settings.json cannot set them, trusted or not."""
+    props = _properties()
+    for key in CONSENT:
+        assert props[key].get("scope") in ("machine", "application"), key
+
+
+def test_untrusted_workspaces_do_not_start_the_server():
+    capabilities = json.loads(MANIFEST.read_text())["capabilities"]
+    untrusted = capabilities["untrustedWorkspaces"]
+    # the server may be the workspace's own .venv/bin/gdg-lsp: nothing of an untrusted folder runs
+    assert untrusted["supported"] is False and untrusted["description"]
