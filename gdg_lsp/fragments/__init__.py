@@ -8,7 +8,8 @@ slot what it reads at each rung. A slot spec is one of
   a value ``"$key"`` is taken from the hole's context;
 - ``{ ebnf = "..." }``: a fixed EBNF expression (it may name rules of the template);
 - ``{ identifier = { first = "a-zA-Z_", rest = "a-zA-Z0-9_", exclude = [...] } }``:
-  an open identifier that is none of the excluded (reserved) words;
+  an open identifier that is none of the excluded (reserved) words (``exclude``
+  may be ``"$key"``: the words the hole's context lists);
 - ``{ names = [...] }``: fixed literal alternatives;
 - ``{ context = "key" }``: literal alternatives from the hole's context.
 
@@ -140,8 +141,9 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
         return rules["x"]
     if "identifier" in spec:
         shape = spec["identifier"]
+        excluded = _resolve(shape.get("exclude", ()), context)  # "$key": words the hole lists (shell: tool names)
         return _identifier(shape.get("first", "a-zA-Z_"), shape.get("rest", "a-zA-Z0-9_"),
-                           tuple(shape.get("exclude", ())))
+                           tuple(sorted(str(word) for word in excluded)))
     if "names" in spec:
         names = [str(n) for n in spec["names"]]
     elif "context" in spec:
