@@ -75,6 +75,13 @@ RECIPES: dict[str, Recipe] = {
     "curl": Recipe(top=(("--help", "all"),)),
     "ffmpeg": Recipe(top=(("-h",),), version=("-version",)),
 }
+PARTIAL_HELP: dict[str, frozenset[str]] = {
+    # `git log -h` lists log's own options, not the diff and revision options it also takes
+    "git": frozenset({"log", "show", "diff", "rev-parse", "rev-list", "format-patch", "whatchanged", "shortlog",
+                      "range-diff", "difftool", "describe", "cherry"}),
+}
+"""Subcommands whose self-description lists only some of their options: their
+options are not known (open in the grammar, never warned about)."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +218,8 @@ class ToolHelp:
         """Options of ``tool sub``; only for a subcommand the tool itself listed."""
         known = self._entry(tool, boundary, path_env)
         recipe = RECIPES.get(tool, Recipe())
-        if known is None or known.top is None or recipe.sub is None or sub not in known.top.subcommands:
+        if (known is None or known.top is None or recipe.sub is None or sub not in known.top.subcommands
+                or sub in PARTIAL_HELP.get(tool, ())):
             return None
         if sub in known.subs:
             return known.subs[sub]
