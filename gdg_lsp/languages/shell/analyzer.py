@@ -31,7 +31,7 @@ from gdg_lsp.languages.shell import arguments, members
 from gdg_lsp.languages.shell.commands import Command, Offsets, command_at, commands, parse
 from gdg_lsp.languages.shell.embedded import EmbeddedProgram, jq_program
 from gdg_lsp.languages.shell.gamma import SOURCES, Place
-from gdg_lsp.languages.shell.line import last_command, logical_line, replay, split_words
+from gdg_lsp.languages.shell.line import in_heredoc, last_command, logical_line, replay, split_words
 from gdg_lsp.languages.shell.roles import ROLE_TOOLS, SORT_LABEL, kind_is_known, names_of_kind
 from gdg_lsp.languages.suggest import closest
 from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
@@ -149,6 +149,8 @@ class ShellAnalyzer(Analyzer):
             return filter_hole(program, offset, indent)
         if (why := self._inside(snapshot, offset)) is not None:
             return NoHole(why)
+        if in_heredoc(text, start):
+            return NoHole("inside a here-document")
         words = split_words(text[start:offset], start)
         if words and words[-1].open_quote and words[-1].end >= offset and "\n" in text[words[-1].start:offset]:
             return NoHole("inside a string that spans lines")

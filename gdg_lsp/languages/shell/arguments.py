@@ -25,7 +25,8 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 class Part:
     word: Word
     role: str
-    """tool | subcommand | option | value | lead | positional | assignment | after-dashdash | unknown"""
+    """tool | subcommand | option | value | lead | positional | assignment | after-dashdash | unknown
+    (``value``: an option's value, or the word after an option whose tool did not say)"""
     kind: str | None = None
     """For a positional: its kind (roles.KIND_SORTS keys, remote-ref, words:...), None when open."""
     option: str | None = None
@@ -66,6 +67,7 @@ def read(command: Command, gamma: Gamma) -> Reading:
             return Reading(tool, None, None, tuple(parts + [Part(a, "unknown") for a in args[i:]]))
     role = role_for(tool, sub, (a.text or "" for a in args[i:]))
     options = _options(gamma, tool, sub or "")
+    known = f"source:tool:{tool}" + (f" {sub}" if sub else "") in gamma
     position = 0
     lead_seen = False
     dashdash = False
@@ -81,7 +83,13 @@ def read(command: Command, gamma: Gamma) -> Reading:
             lead_seen = True
             parts.append(Part(word, "lead"))
         elif text is not None and text.startswith("-") and len(text) > 1:
-            i = _option(args, i, options, parts)
+            after = _option(args, i, options, parts)
+            if not known and after == i + 1 and "=" not in text and i + 1 < len(args) \
+                    and not (args[i + 1].text or "-").startswith("-"):
+                # the tool did not say whether this option takes a value: the next word is not judged
+                parts.append(Part(args[i + 1], "value"))
+                after += 1
+            i = after
             continue
         elif tool == "make" and text is not None and _ASSIGNMENT.match(text):
             parts.append(Part(word, "assignment"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+_HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 OPERATORS = ("&&", "||", "|&", ";;", "|", ";", "&", "(", ")")
 _CONTINUATION = re.compile(r"\\\r?\n[ \t]*")
 
@@ -102,3 +103,19 @@ def last_command(words: list[LineWord]) -> list[LineWord]:
         if words[index].operator:
             return words[index + 1:]
     return words
+
+
+def in_heredoc(text: str, line_start: int) -> bool:
+    """Whether the line starting at ``line_start`` is the body of a here-document
+    (a ``<<WORD`` on an earlier line whose terminator has not come yet)."""
+    pending: list[tuple[str, bool]] = []
+    for line in text[:line_start].split("\n")[:-1] if line_start else []:
+        if pending:
+            word, tabs = pending[0]
+            if (line.lstrip("\t") if tabs else line) == word:
+                pending.pop(0)
+            continue
+        if "#" in line and line.lstrip().startswith("#"):
+            continue
+        pending.extend((m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line))
+    return bool(pending)

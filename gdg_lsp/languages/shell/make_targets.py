@@ -88,6 +88,9 @@ def _directives(root):
         node = stack.pop()
         if node.type in ("rule", "include_directive"):
             yield node
+            # tree-sitter-make reads an ifeq block that follows a recipe as part of that recipe
+            stack.extend(reversed([c for r in node.children if r.type == "recipe" for c in r.children
+                                   if c.type == "conditional"]))
         elif node.type not in ("recipe", "variable_assignment", "define_directive", "comment"):
             stack.extend(reversed(node.children))
 

@@ -17,7 +17,7 @@ from gdg_lsp.boundary import Boundary
 MAX_BYTES = 1024 * 1024
 JUSTFILE_NAMES = ("justfile", "Justfile", ".justfile")
 TASKFILE_NAMES = ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml")
-_RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:[ \t]+[^:=\n]*)?:(?!=)", re.MULTILINE)
+_RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:[ \t]+[^:\n]*)?:(?!=)", re.MULTILINE)
 _ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:=", re.MULTILINE)
 _JUST_KEYWORDS = frozenset({"set", "export", "import", "mod", "alias"})
 

@@ -58,20 +58,15 @@ class Recipe:
 
     top: tuple[tuple[str, ...], ...] = (("--help",),)
     """Argument lists whose outputs, together, list the subcommands and global options."""
-    sub: tuple[str, ...] | None = None
-    """Arguments that describe one subcommand (``{sub}`` is replaced), if it has subcommands."""
+    sub: tuple[str, ...] | None = ("{sub}", "--help")
+    """Arguments that describe one subcommand (``{sub}`` is replaced; only a subcommand
+    the tool itself listed is ever asked)."""
     version: tuple[str, ...] = ("--version",)
 
 
 RECIPES: dict[str, Recipe] = {
     # `git --help` opens the manual page; -h prints the synopsis, `help -a` every command
     "git": Recipe(top=(("-h",), ("help", "-a")), sub=("{sub}", "-h")),
-    "docker": Recipe(sub=("{sub}", "--help")),
-    "npm": Recipe(sub=("{sub}", "--help")),
-    "pnpm": Recipe(sub=("{sub}", "--help")),
-    "yarn": Recipe(sub=("{sub}", "--help")),
-    "pip": Recipe(sub=("{sub}", "--help")),
-    "pip3": Recipe(sub=("{sub}", "--help")),
     "curl": Recipe(top=(("--help", "all"),)),
     "ffmpeg": Recipe(top=(("-h",),), version=("-version",)),
 }
@@ -111,9 +106,7 @@ def cache_folder() -> Path:
     """``$GDG_LSP_CACHE_DIR/tool-help`` or the per-user cache folder, created 0700."""
     explicit = os.environ.get("GDG_LSP_CACHE_DIR")
     root = Path(explicit) if explicit else Path(platformdirs.user_cache_dir("gdg-lsp", appauthor=False))
-    folder = root / "tool-help"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return folder
+    return root / "tool-help"
 
 
 def safe_path(path_env: str | None, boundary: Boundary) -> str:
@@ -189,6 +182,8 @@ class ToolHelp:
     def folder(self) -> Path:
         if self._folder is None:
             self._folder = cache_folder()
+        if not self._folder.is_dir():
+            self._folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # only its owner reads what tools said
         return self._folder
 
     # -- finding the tool -------------------------------------------------------------
@@ -288,7 +283,7 @@ class ToolHelp:
         if not texts:
             return None
         text = "\n".join(texts)
-        subcommands = tuple(parse_subcommands(text)) if recipe.sub is not None else ()
+        subcommands = tuple(parse_subcommands(text))
         options = tuple(parse_options(text))
         if not subcommands and not options:
             return None
