@@ -18,17 +18,17 @@ from gdg_lsp.languages.jq.lexer import Token
 from gdg_lsp.languages.jq.schema import Node
 
 SAME_INPUT = frozenset({
-    "select", "sort_by", "group_by", "unique_by", "min_by", "max_by", "del", "path", "paths", "has", "getpath",
+    "select", "del", "path", "paths", "has", "getpath",
     "delpaths", "to_entries", "first", "last", "until", "while", "repeat", "limit", "isempty", "error",
     "contains", "inside", "startswith", "endswith", "test", "match", "capture", "split", "join", "ltrimstr",
     "rtrimstr", "sub", "gsub", "splits", "ascii", "tostream", "getpath", "env", "debug", "input_line_number",
     "add", "range", "tojson", "fromjson", "tostring", "tonumber", "flatten", "index", "rindex", "indices", "in",
-    "any", "all", "nth", "recurse", "walk", "with_entries", "map_values", "ltrimstr", "setpath",
+    "nth", "recurse", "walk", "ltrimstr", "setpath",
 })
 """Builtins whose filter arguments read the builtin's own input."""
-ELEMENT_INPUT = frozenset({"map", "map_values", "any", "all"})
+ELEMENT_INPUT = frozenset({"map", "map_values", "any", "all", "sort_by", "group_by", "unique_by", "min_by", "max_by"})
 """Builtins whose (last) filter argument reads each element of the input (an array)."""
-PASS_THROUGH = frozenset({"select", "sort_by", "unique_by", "first", "last", "limit", "recurse"})
+PASS_THROUGH = frozenset({"select", "first", "last", "limit", "recurse"})
 """Builtins whose output is (part of) their input, so a path may continue after them."""
 _PATH_END = {"field", "qfield", "dot"}
 

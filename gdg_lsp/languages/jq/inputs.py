@@ -13,6 +13,7 @@ it, or reached through a symlink that leaves it, is not read.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ def input_files(document: Path | None, text: str, roots: Sequence[Path], setting
     written = from_comment(text)
     for candidate in (written, named):
         if candidate and folder is not None:
-            found = _inside([(folder / candidate)], boundary)
+            found = _inside([Path(os.path.normpath(folder / candidate))], boundary)
             if found:
                 return found
     if document is not None:

@@ -28,7 +28,7 @@ from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, WorkspaceCon
 from gdg_lsp.languages.jq import inputs as jq_inputs
 from gdg_lsp.languages.jq.analyzer import SAMPLES, Program, filter_binding, filter_findings, filter_hole
 from gdg_lsp.languages.shell import arguments, members
-from gdg_lsp.languages.shell.commands import Command, Offsets, command_at, commands, parse
+from gdg_lsp.languages.shell.commands import PREFIXES, Command, Offsets, command_at, commands, parse
 from gdg_lsp.languages.shell.embedded import EmbeddedProgram, jq_program
 from gdg_lsp.languages.shell.gamma import SOURCES, Place
 from gdg_lsp.languages.shell.line import in_heredoc, last_command, logical_line, replay, split_words
@@ -36,6 +36,9 @@ from gdg_lsp.languages.shell.roles import ROLE_TOOLS, SORT_LABEL, kind_is_known,
 from gdg_lsp.languages.suggest import closest
 from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
 
+COMPOUND_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+                            "function", "select"})
+"""Words of compound statements: never a command name in the grammar."""
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
                       "in", "function", "select", "time", "sudo", "command", "exec", "nohup", "env"})
 
@@ -163,7 +166,7 @@ class ShellAnalyzer(Analyzer):
         context = {
             "members": members.members(gamma, tools),
             "open_members": members.open_members(tools),
-            "tool_names": tools,
+            "reserved_names": sorted({*tools, *PREFIXES, *COMPOUND_WORDS}),
             "sources": sorted(b.attrs.get("path", b.name) for b in gamma.bindings("Source")
                               if not str(b.attrs.get("kind", "")).startswith("tool:")),
         }
