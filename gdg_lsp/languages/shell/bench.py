@@ -43,6 +43,7 @@ _REMOTE_SUBS = ("push", "pull", "fetch")
 _RUN = ("run", "run-script")
 _LITERAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:+-]*\Z")
 TIMEOUT_S = 10
+_REDIRECT = re.compile(r"[0-9&]?(>>|>&|<&|<<<|>|<)")
 
 
 def corpus_root(corpus: Path) -> Path:
@@ -73,9 +74,14 @@ def references(line: str) -> list[tuple[str, str]]:
         return []
     found: list[tuple[str, str]] = []
     commands: list[list[str]] = [[]]
+    skip = False
     for word in words:
-        if word in ("&&", "||", ";", "|"):
+        if skip:  # the file of a redirection
+            skip = False
+        elif word in ("&&", "||", ";", "|"):
             commands.append([])
+        elif _REDIRECT.match(word):
+            skip = _REDIRECT.fullmatch(word) is not None
         else:
             commands[-1].append(word)
     for command in commands:
