@@ -127,6 +127,8 @@ def _values(text: str, truncated: bool) -> tuple[list[object], bool]:
             break
         try:
             value, i = decoder.raw_decode(text, i)
+        except RecursionError:
+            break  # nested deeper than Python's parser goes: what was read so far is the sample
         except ValueError:
             if text[i] == "[" and (truncated or not values):
                 return _array_prefix(text, i, decoder), True
@@ -143,7 +145,7 @@ def _array_prefix(text: str, i: int, decoder: json.JSONDecoder) -> list[object]:
             i += 1
         try:
             item, i = decoder.raw_decode(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         items.append(item)
     return [items]
