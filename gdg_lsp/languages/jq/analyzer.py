@@ -126,7 +126,8 @@ def _gamma(program: Program, flow: Flow, cursor: int) -> Gamma:
     layer: list[Binding] = []
     if sample is not None:
         origin_file = sample.files[0]
-        layer.append(Binding("source:input", "Source", {"files": ", ".join(sample.files), "note": sample.note},
+        layer.append(Binding("source:input", "Source", {"files": ", ".join(sample.files), "note": sample.note,
+                                                       "completion": False},
                              Origin(Path(origin_file).as_uri(), 0, 0, sample.note)))
         for node in sample.root.walk():
             if node.path == ".":

@@ -70,7 +70,7 @@ class Sources:
 
         def make() -> list[Binding]:
             state = git_state.read_state(git_dir, place.boundary)
-            found = [Binding(f"source:git:{git_dir}", "Source", {"kind": "git", "path": str(git_dir)},
+            found = [Binding(f"source:git:{git_dir}", "Source", {"kind": "git", "path": str(git_dir), "completion": False},
                              Origin(_uri(git_dir), 0, 0, f"the repository {git_dir}"))]
             for ref in state.refs:
                 if ref.kind == "alias":  # git runs it as a subcommand: a name, never run here
@@ -97,7 +97,7 @@ class Sources:
         key = ("make", str(makefile), _stamp(makefile))
 
         def make() -> list[Binding]:
-            found = [Binding(f"source:make:{makefile}", "Source", {"kind": "make", "path": str(makefile)},
+            found = [Binding(f"source:make:{makefile}", "Source", {"kind": "make", "path": str(makefile), "completion": False},
                              Origin(_uri(makefile), 0, 0, f"the Makefile {makefile.name}"))]
             for target in make_targets.read_targets(makefile, place.boundary):
                 found.append(Binding(f"make:{target.name}", "MakeTarget", {"word": target.name, "file": target.file},
@@ -122,7 +122,7 @@ class Sources:
             key = (runner, str(path), _stamp(path))
 
             def make(path: Path = path, runner: str = runner, read=read) -> list[Binding]:
-                bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path)},
+                bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path), "completion": False},
                                     Origin(_uri(path), 0, 0, path.name))]
                 for script in read(path):
                     attrs = {"word": script.name, "command": script.command} if script.command else {"word": script.name}
@@ -179,7 +179,7 @@ def _surface_bindings(surface: Surface, subs: Sequence[Surface]) -> list[Binding
     tool = surface.tool
     origin = Origin(None, 0, 0, f"`{surface.source}` ({surface.version or 'version unknown'})")
     found = [Binding(f"source:tool:{tool}", "Source", {"kind": f"tool:{tool}", "word": tool, "path": surface.path,
-                                                       "version": surface.version}, origin)]
+                                                       "version": surface.version, "completion": False}, origin)]
     for sub in surface.subcommands:
         found.append(Binding(f"{tool} {sub}", "Subcommand", {"word": sub, "tool": tool}, origin))
     for option in surface.options:
@@ -188,7 +188,7 @@ def _surface_bindings(surface: Surface, subs: Sequence[Surface]) -> list[Binding
     for described in subs:
         sub = described.source.split()[1]
         sub_origin = Origin(None, 0, 0, f"`{described.source}` ({described.version or 'version unknown'})")
-        found.append(Binding(f"source:tool:{tool} {sub}", "Source", {"kind": f"tool:{tool} {sub}", "word": sub},
+        found.append(Binding(f"source:tool:{tool} {sub}", "Source", {"kind": f"tool:{tool} {sub}", "word": sub, "completion": False},
                              sub_origin))
         for option in described.options:
             found.append(Binding(f"{tool} {sub} {option.name}", "Option",
