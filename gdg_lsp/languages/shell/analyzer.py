@@ -51,6 +51,8 @@ class ShellAnalyzer(Analyzer):
 
     def __init__(self) -> None:
         self._commands: BoundedCache[tuple[str, int], list[Command]] = BoundedCache("shell.commands", 16)
+        # the grammar's members depend on Γ's tool layer alone: computed once per layer
+        self._contexts: BoundedCache[tuple, dict[str, Any]] = BoundedCache("shell.hole-contexts", 8)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -162,17 +164,21 @@ class ShellAnalyzer(Analyzer):
         region = start + len(text[start:offset]) - len(text[start:offset].lstrip(" \t\\\n"))
         region = min(region, offset)
         gamma = self.gamma_for(snapshot, workspace)
-        tools = list(dict.fromkeys([*self.tools(workspace), *ROLE_TOOLS]))
-        context = {
+        tools = tuple(dict.fromkeys([*self.tools(workspace), *ROLE_TOOLS]))
+        context = self._contexts.get_or_make((gamma.global_layer, tools), lambda: self._context(gamma, tools))
+        return Hole(language="shell", fragment=self.fragment, sort="Command", region_start=region, cursor=offset,
+                    replace_end=offset, typed=replay(text[region:offset]), indent=indent, gamma=gamma,
+                    context=MappingProxyType(context), region_path=("command",))
+
+    @staticmethod
+    def _context(gamma: Gamma, tools: Sequence[str]) -> dict[str, Any]:
+        return {
             "members": members.members(gamma, tools),
             "open_members": members.open_members(tools),
             "reserved_names": sorted({*tools, *PREFIXES, *COMPOUND_WORDS}),
             "sources": sorted(b.attrs.get("path", b.name) for b in gamma.bindings("Source")
                               if not str(b.attrs.get("kind", "")).startswith("tool:")),
         }
-        return Hole(language="shell", fragment=self.fragment, sort="Command", region_start=region, cursor=offset,
-                    replace_end=offset, typed=replay(text[region:offset]), indent=indent, gamma=gamma,
-                    context=MappingProxyType(context), region_path=("command",))
 
     def replay_text(self, raw: str) -> str:
         return replay(raw)

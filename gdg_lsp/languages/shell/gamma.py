@@ -18,6 +18,7 @@ word written on a command line is the attr ``word``.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,9 @@ _REF_SORT = {"branch": "Branch", "tag": "Tag", "remote-branch": "RemoteBranch", 
 _REF_PREFIX = {"branch": "refs/heads/", "tag": "refs/tags/", "remote-branch": "refs/remotes/", "pseudo": "",
                "remote": "remote.", "worktree": "worktree:"}
 _SCRIPT_SORT = {"npm": "NpmScript", "just": "JustRecipe", "task": "Task"}
+DISCOVERY_TTL_S = 2.0
+"""How long the files found for a folder are trusted before they are searched for again
+(a new package.json is noticed within this; a changed one at once, by its mtime)."""
 
 
 def _uri(path: str | os.PathLike[str]) -> str:
@@ -57,13 +61,35 @@ class Sources:
         self._git: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.git-state", 8)
         self._files: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.workspace-files", 16)
         self._frames: BoundedCache[tuple, Frame] = BoundedCache("shell.frames", 8)
+        self._tool_bindings: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.tool-bindings", 32)
+        # which files a folder's sources are (found walking up): trusted for DISCOVERY_TTL_S
+        self._found: BoundedCache[tuple, tuple[float, dict[str, Path | None]]] = BoundedCache("shell.discovery", 16)
+
+    def _discover(self, place: Place) -> dict[str, Path | None]:
+        """The git folder, Makefile, package.json, justfile and Taskfile a script in
+        ``place`` runs with (each search walks up to the workspace folder)."""
+        key = (place.folder, place.boundary.folders)
+        now = time.monotonic()
+        hit = self._found.get(key)
+        if hit is not None and now < hit[0]:
+            return hit[1]
+        assert place.folder is not None
+        found = {
+            "git": git_state.find_git_dir(place.folder, place.boundary),
+            "make": _nearest_makefile(place),
+            "npm": package_scripts.nearest(place.folder, ("package.json",), place.boundary),
+            "just": package_scripts.nearest(place.folder, package_scripts.JUSTFILE_NAMES, place.boundary),
+            "task": package_scripts.nearest(place.folder, package_scripts.TASKFILE_NAMES, place.boundary),
+        }
+        self._found.put(key, (now + DISCOVERY_TTL_S, found))
+        return found
 
     # -- the repository -----------------------------------------------------------------
 
     def git(self, place: Place) -> tuple[tuple, list[Binding]]:
         if place.folder is None:
             return (), []
-        git_dir = git_state.find_git_dir(place.folder, place.boundary)
+        git_dir = self._discover(place)["git"]
         if git_dir is None:
             return (), []
         key = ("git", str(git_dir), git_state.signature(git_dir))
@@ -91,7 +117,7 @@ class Sources:
     def makefile(self, place: Place) -> tuple[tuple, list[Binding]]:
         if place.folder is None:
             return (), []
-        makefile = _nearest_makefile(place)
+        makefile = self._discover(place)["make"]
         if makefile is None:
             return (), []
         key = ("make", str(makefile), _stamp(makefile))
@@ -110,13 +136,13 @@ class Sources:
     def scripts(self, place: Place) -> tuple[tuple, list[Binding]]:
         if place.folder is None:
             return (), []
-        readers = (("npm", ("package.json",), package_scripts.npm_scripts),
-                   ("just", package_scripts.JUSTFILE_NAMES, package_scripts.just_recipes),
-                   ("task", package_scripts.TASKFILE_NAMES, package_scripts.taskfile_tasks))
+        readers = (("npm", package_scripts.npm_scripts), ("just", package_scripts.just_recipes),
+                   ("task", package_scripts.taskfile_tasks))
+        discovered = self._discover(place)
         keys: list[tuple] = []
         found: list[Binding] = []
-        for runner, names, read in readers:
-            path = package_scripts.nearest(place.folder, names, place.boundary)
+        for runner, read in readers:
+            path = discovered[runner]
             if path is None:
                 continue
             key = (runner, str(path), _stamp(path))
@@ -150,8 +176,9 @@ class Sources:
                 continue
             subs = self._wanted_subs(tool, surface, used.get(tool, set()))
             described = [s for sub in subs if (s := self.tool_help.subcommand(tool, sub, place.boundary, path_env))]
-            keys.append((tool, id(surface), tuple(id(s) for s in described)))
-            found.extend(_surface_bindings(surface, described))
+            key = (tool, id(surface), tuple(id(s) for s in described))
+            keys.append(key)
+            found.extend(self._tool_bindings.get_or_make(key, lambda: _surface_bindings(surface, described)))
         return tuple(keys), found
 
     @staticmethod

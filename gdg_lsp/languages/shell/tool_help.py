@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 TIMEOUT_S = 2.0
 MAX_OUTPUT = 512 * 1024
 VERSION_RECHECK_S = 300.0
-RESOLVE_TTL_S = 2.0
+RESOLVE_TTL_S = 5.0
 """How long a tool's resolution on PATH (and its mtime) is trusted before it is looked up again."""
 CACHE_FORMAT = 1
 
