@@ -104,3 +104,13 @@ def test_missing_fields_are_warned_with_the_closest_key_and_hover_shows_the_inpu
     binding, start, end = JqAnalyzer().binding_at(snap, text.index("price") + 1, _workspace(tmp_path))
     assert binding.name == ".items[].price" and binding.origin.uri == (tmp_path / "orders.json").as_uri()
     assert binding.origin.line == (tmp_path / "orders.json").read_text().split('"price"')[0].count("\n")
+
+
+def test_the_prompt_names_the_input_paths_and_is_never_empty(tmp_path: Path):
+    (tmp_path / "orders.json").write_text(json.dumps(ORDERS))
+    analyzer, context = JqAnalyzer(), _workspace(tmp_path)
+    hole = analyzer.hole_at(_snapshot(tmp_path / "orders.jq", ""), 0, context)
+    prompt = analyzer.prompt_context(_snapshot(tmp_path / "orders.jq", ""), hole, context)
+    assert prompt.startswith("# jq filter over orders.json: ") and ".items[].price.amount (number)" in prompt
+    bare = analyzer.hole_at(_snapshot(tmp_path / "none.jq", ""), 0, context)
+    assert analyzer.prompt_context(_snapshot(tmp_path / "none.jq", ""), bare, context) == "# jq filter\n"

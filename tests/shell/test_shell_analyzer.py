@@ -112,3 +112,13 @@ def test_hover_says_where_a_name_came_from(ws: Path):
     assert hover("-q").sort == "Option"
     field = hover("count")
     assert field.name == ".meta.count" and field.origin.uri == (ws / "data.json").as_uri()
+
+
+def test_the_prompt_names_what_the_tools_know(ws: Path):
+    analyzer, context = ShellAnalyzer(), workspace(ws)
+    hole = _hole(ws, "", tools=())
+    prompt = analyzer.prompt_context(snapshot(ws, ""), hole, context)
+    assert "# git branches: feature/login, main, release-1.2\n" in prompt and "# make targets: build, ci-only, lint, test" in prompt
+    text = "jq '.items[] | ."
+    jq_hole = analyzer.hole_at(snapshot(ws, text), len(text), context)
+    assert analyzer.prompt_context(snapshot(ws, text), jq_hole, context) == "# jq filter\n"  # no file named after it

@@ -301,6 +301,9 @@ class JqAnalyzer(Analyzer):
     def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
         return filter_binding(self.program(snapshot, workspace), offset)
 
+    def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
+        return input_prompt(hole.gamma, workspace)
+
     def trim_partial(self, text: str, gamma: Gamma) -> str:
         """A suggestion cut by the budget ends after a whole field or name."""
         tokens = significant(tokenize(text))
@@ -314,6 +317,28 @@ class JqAnalyzer(Analyzer):
                 break
             tokens.pop()
         return text[: tokens[-1].end] if tokens else ""
+
+
+PROMPT_SHARE = 0.3
+"""Share of the prompt budget (``gdg.contextTokens``, about 3 characters a token) the input's paths may take."""
+
+
+def input_prompt(gamma: Gamma, workspace: WorkspaceContext) -> str:
+    """A comment naming the input's field paths (as SQL shows its schema), within budget;
+    never empty, so a filter typed into an empty file still has a prompt."""
+    tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
+    budget = int(tokens * 3 * PROMPT_SHARE)
+    source = gamma.lookup("source:input")
+    header = f"# jq filter over {Path(source.attrs['files'].split(', ')[0]).name}" if source else "# jq filter"
+    fields = [f"{b.name} ({b.attrs.get('type')})" for b in gamma.bindings("Field")]
+    shown = []
+    used = len(header) + 20
+    for field in fields:
+        if used + len(field) + 2 > budget:
+            break
+        shown.append(field)
+        used += len(field) + 2
+    return header + (": " + ", ".join(shown) if shown else "") + "\n"
 
 
 def sample_for(files: Iterable[Path]) -> Sample | None:

@@ -26,7 +26,14 @@ from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.jq import inputs as jq_inputs
-from gdg_lsp.languages.jq.analyzer import SAMPLES, Program, filter_binding, filter_findings, filter_hole
+from gdg_lsp.languages.jq.analyzer import (
+    SAMPLES,
+    Program,
+    filter_binding,
+    filter_findings,
+    filter_hole,
+    input_prompt,
+)
 from gdg_lsp.languages.shell import arguments, members
 from gdg_lsp.languages.shell.commands import PREFIXES, Command, Offsets, command_at, commands, parse
 from gdg_lsp.languages.shell.embedded import EmbeddedProgram, jq_program
@@ -39,6 +46,8 @@ from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
 COMPOUND_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
                             "function", "select"})
 """Words of compound statements: never a command name in the grammar."""
+PROMPT_SHARE = 0.3
+"""Share of the prompt budget (``gdg.contextTokens``, about 3 characters a token) the tools' names may take."""
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
                       "in", "function", "select", "time", "sudo", "command", "exec", "nohup", "env"})
 
@@ -169,6 +178,22 @@ class ShellAnalyzer(Analyzer):
         return Hole(language="shell", fragment=self.fragment, sort="Command", region_start=region, cursor=offset,
                     replace_end=offset, typed=replay(text[region:offset]), indent=indent, gamma=gamma,
                     context=MappingProxyType(context), region_path=("command",))
+
+    def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
+        """What the script's tools know, as a comment (SQL shows its schema the same way):
+        the repository's branches and remotes, the Makefile's targets, the scripts."""
+        if hole.language == "jq":
+            return input_prompt(hole.gamma, workspace)  # a jq program in the script: its input's paths
+        budget = int((getattr(workspace.settings, "context_tokens", 1024) or 1024) * 3 * PROMPT_SHARE)
+        lines = []
+        for label, sorts in (("git branches", ("Branch",)), ("git tags", ("Tag",)), ("git remotes", ("Remote",)),
+                             ("make targets", ("MakeTarget",)), ("npm scripts", ("NpmScript",)),
+                             ("just recipes", ("JustRecipe",)), ("tasks", ("Task",))):
+            words = [str(b.attrs.get("word", b.name)) for b in hole.gamma.bindings(list(sorts))]
+            if words:
+                lines.append(f"# {label}: {', '.join(words[:40])}")
+        text = "\n".join(lines)[:budget]
+        return (text[: text.rfind("\n") + 1] if len(text) == budget else text + "\n") if lines else "# shell\n"
 
     @staticmethod
     def _context(gamma: Gamma, tools: Sequence[str]) -> dict[str, Any]:
