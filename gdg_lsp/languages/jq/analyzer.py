@@ -26,8 +26,8 @@ from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
 from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.jq import inputs as jq_inputs
 from gdg_lsp.languages.jq.flow import Flow, walk
-from gdg_lsp.languages.jq.lexer import Token, significant, tokenize
-from gdg_lsp.languages.jq.schema import Node, Sample, read_samples
+from gdg_lsp.languages.jq.lexer import significant, tokenize
+from gdg_lsp.languages.jq.schema import Sample, read_samples
 from gdg_lsp.languages.suggest import closest
 
 MAX_MEMBERS = 48

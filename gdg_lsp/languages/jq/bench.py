@@ -2,10 +2,11 @@
 
 Holes: the programs of jq's test suite (``corpus/jq/jqlang/jq/tests/jq.test``:
 program, input, expected outputs; see corpus/jq/SOURCES.md) that read a
-field of an object input, cut before the first such field step. The document
-is a ``.jq`` file holding the program up to the cut, with the input beside it
-as the ``.json`` of the same name (the analyzer's same-stem rule); the
-expected text is the rest of the program.
+field of an object input, cut right after the ``.`` of the first such field
+step, where a field name must come (where an invented one yields a silent
+null). The document is a ``.jq`` file holding the program up to the cut, with
+the input beside it as the ``.json`` of the same name (the analyzer's
+same-stem rule); the expected text is the rest of the program.
 
 Oracle (the ``jq`` package, nothing of the analyzer): the filled program must
 compile (parsed) and give the test's expected outputs on the input (passed).
@@ -110,11 +111,11 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
             continue
         stem = folder / f"jq-test-{line:04d}"
         stem.with_suffix(".json").write_text(json.dumps(data), encoding="utf-8")
-        document = program[:cut]
+        document = program[: cut + 1]  # up to and with the field's dot
         stem.with_suffix(".jq").write_text(document + "\n", encoding="utf-8")
         cases.append(HoleCase(
             case_id=f"jq-test-{line:04d}", language=LANGUAGE, uri=stem.with_suffix(".jq").as_uri(),
-            text=document, cursor=len(document), expected=program[cut:],
+            text=document, cursor=len(document), expected=program[cut + 1:],
             meta={"program": program, "input": data, "outputs": outputs, "workspace_roots": [str(folder)]},
         ))
     rng = random.Random(seed)
