@@ -36,6 +36,8 @@ _REF_SORT = {"branch": "Branch", "tag": "Tag", "remote-branch": "RemoteBranch", 
 _REF_PREFIX = {"branch": "refs/heads/", "tag": "refs/tags/", "remote-branch": "refs/remotes/", "pseudo": "",
                "remote": "remote.", "worktree": "worktree:"}
 _SCRIPT_SORT = {"npm": "NpmScript", "just": "JustRecipe", "task": "Task"}
+MAX_USED_SUBCOMMANDS = 16
+"""Subcommands of one tool a script uses whose own help is asked (the first in name order)."""
 DISCOVERY_TTL_S = 2.0
 """How long the files found for a folder are trusted before they are searched for again
 (a new package.json is noticed within this; a changed one at once, by its mtime)."""
@@ -184,7 +186,7 @@ class Sources:
     @staticmethod
     def _wanted_subs(tool: str, surface: Surface, used: Iterable[str]) -> list[str]:
         wanted = [r.sub for r in ROLES if r.tool == tool and r.sub]
-        wanted += sorted(used)
+        wanted += sorted(used)[:MAX_USED_SUBCOMMANDS]
         return [s for s in dict.fromkeys(wanted) if s in surface.subcommands]
 
     # -- Γ ----------------------------------------------------------------------------------------
