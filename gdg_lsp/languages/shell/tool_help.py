@@ -264,7 +264,12 @@ class ToolHelp:
             if known is not None and now - known.checked < VERSION_RECHECK_S:
                 return known
             recipe = RECIPES.get(tool, Recipe())
-            version = (self._run(path, recipe.version, boundary, path_env) or "").strip().splitlines()
+            said = self._run(path, recipe.version, boundary, path_env)
+            if said is None:
+                # it did not answer in time (a loaded machine) or could not start: nothing now,
+                # asked again after RESOLVE_TTL_S; the disk cache is left as it was
+                return known
+            version = said.strip().splitlines()
             version_text = version[0][:200] if version else ""
             if known is not None and known.version == version_text:
                 known.checked = now
