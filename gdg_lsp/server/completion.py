@@ -57,10 +57,13 @@ def register(server) -> None:
             gamma = analyzer.gamma_at(doc, offset, session.workspace)
         finally:
             problems.report(ls, doc.language_id)
+        # attr `word`: how the name is written at the cursor when Γ qualifies it (shell:
+        # `main` of refs/heads/main); attr `completion=False`: not a name to write (a source)
         items = [
-            types.CompletionItem(label=b.name, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
-                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + b.name)
+            types.CompletionItem(label=label, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
+                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + label)
             for b in gamma.bindings()
-            if b.name.lower().startswith(prefix.lower())
+            if b.attrs.get("completion", True) is not False
+            and (label := str(b.attrs.get("word", b.name))).lower().startswith(prefix.lower())
         ]
         return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
