@@ -24,6 +24,8 @@ export const SERVER_KEYS = [
   "sql.connections",
   "p4.includePaths",
   "tilelang.version",
+  "shell.tools",
+  "jq.inputs",
   "backend",
   "remote.url",
   "remote.model",
