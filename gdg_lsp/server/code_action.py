@@ -14,6 +14,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from gdg_lsp.server import sql_source
+
 log = logging.getLogger(__name__)
 
 
@@ -55,18 +57,23 @@ def quick_fixes(doc, diagnostics: list[types.Diagnostic], encoding) -> list[type
 def register(server) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, sql_source.KIND]),
     )
     def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         doc = ls.session.documents.find(params.text_document.uri)
         if doc is None:
             return None
+        found: list[types.CodeAction] = []
+        try:  # the SQL data source choices (server/sql_source.py) filter by `only` themselves
+            found += sql_source.actions(ls, doc, params)
+        except Exception:
+            log.exception("SQL data source actions failed for %s", doc.uri)
         quickfix = types.CodeActionKind.QuickFix.value
         only = params.context.only  # a filter: 'quickfix' or a parent kind of it
         if only and not any(not k or quickfix == k or quickfix.startswith(f"{k}.") for k in only):
-            return None
+            return found or None
         try:
-            return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding)
+            return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding) + found
         except Exception:
             log.exception("code actions failed for %s", doc.uri)
-            return None
+            return found or None

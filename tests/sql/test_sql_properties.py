@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from gdg_lsp.backends import models
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
+from gdg_lsp.languages.sql import dialects
 from gdg_lsp.languages.sql.analyzer import parse
 from gdg_lsp.languages.sql.lexer import RESERVED, ident_key, significant, tokenize
 from gdg_lsp.service.local import CompletionService
@@ -111,8 +112,8 @@ def _known_names(tables) -> set[str]:
     return names
 
 
-FUNCTIONS = {"count", "sum", "avg", "min", "max", "total", "abs", "lower", "upper", "length", "round", "coalesce",
-             "ifnull", "substr", "trim", "replace", "instr", "nullif"}
+FUNCTIONS = dialects.ALL_FUNCTIONS
+"""Every function some dialect's grammar may write (a call, not a reference)."""
 
 
 class RandomLogits:

@@ -282,13 +282,26 @@ def _message(err: BaseException) -> str:
 
 
 def scrub(message: str, dsn: str) -> str:
-    """``message`` with the DSN and its password in every spelling replaced."""
+    """``message`` with the DSN and its password in every spelling replaced: as written in
+    the DSN, decoded, percent-encoded, and escaped the way ``repr`` shows it (drivers put
+    the server's error fields in a dict)."""
     message = message.replace(dsn, redact(dsn))
-    password = _password(dsn)
-    if password:
-        for form in {password, quote(password, safe=""), quote(password)}:
-            message = message.replace(form, "***")
+    secrets = {s for s in (_password(dsn), _written_password(dsn)) if s}
+    forms = {f for s in secrets for f in (s, quote(s, safe=""), quote(s))}
+    forms |= {repr(f)[1:-1] for f in forms} | {f.replace("\\", "\\\\") for f in forms}
+    for form in sorted(forms, key=len, reverse=True):
+        message = message.replace(form, "***")
     return message
+
+
+def _written_password(dsn: str) -> str | None:
+    """The password exactly as the DSN spells it (before any unescaping)."""
+    text = dsn.strip()
+    if "://" in text:
+        userinfo = _split_url(text.split("://", 1)[1])[0]
+        return userinfo.partition(":")[2] or None
+    m = re.search(r"(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", text)
+    return m.group(1).strip("'") if m else None
 
 
 def _password(dsn: str) -> str | None:
