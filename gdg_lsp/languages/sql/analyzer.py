@@ -570,8 +570,8 @@ class SqlAnalyzer(Analyzer):
                 ordered.append(table)
         rows: dict[str, list[tuple]] = {}
         for database in resolution.source.sqlite[:1]:
-            mine = [t.name for t in ordered[:12] if t.source == f"sqlite:{database}"]
-            rows = sql_sqlite.sample_rows(database, mine)
+            # a table the database lacks (defined by a DDL file only) is skipped by sample_rows
+            rows = sql_sqlite.sample_rows(database, [t.name for t in ordered[:12] if t.kind == "table"])
         return sql_prompt.schema_prompt(ordered, budget, resolution.dialect,
                                         str(hole.context.get("prompt_question", "")), rows)
 
