@@ -157,10 +157,14 @@ def _folder_schema(catalog: SchemaCatalog, folder: Path, exclude: Path | None) -
     return ddl, [p for p in found if p.suffix.lower() in sql_sqlite.SUFFIXES]
 
 
+_HEADER = re.compile(r"(?:\s*(?:--[^\n]*|/\*.*?\*/))*", re.DOTALL)
+
+
 def header_directives(text: str) -> list[tuple[int, dict[str, str]]]:
     """``-- gdg: key=value …`` lines among the comments at the top of a file: (line, pairs)."""
     found = []
-    for tok in tokenize(text[:20_000]):
+    head = _HEADER.match(text, 0, min(len(text), 20_000))
+    for tok in tokenize(text, 0, head.end() if head else 0):
         if tok.kind == "space":
             continue
         if tok.kind != "comment":
