@@ -23,10 +23,18 @@ from gdg_lsp.backends import models
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse
-from gdg_lsp.languages.sql.lexer import ident_key, significant, tokenize
+from gdg_lsp.languages.sql.lexer import ident_key
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import Settings
-from tests.sql.test_sql_properties import _SETTINGS, FUNCTIONS, PREFIXES, RandomLogits, _known_names, ddl, schema, vocabulary
+from tests.sql.test_sql_properties import (
+    _SETTINGS,
+    PREFIXES,
+    RandomLogits,
+    check_references,
+    ddl,
+    schema,
+    vocabulary,
+)
 
 
 def complete_in_own_folder(own, other, seed: int, prefix: str, model_for=None) -> tuple[int, int]:
@@ -54,25 +62,7 @@ def complete_in_own_folder(own, other, seed: int, prefix: str, model_for=None) -
     leaked = len(gamma_tables & foreign)
     if not suggestion.text or suggestion.rung == "base":
         return 0, leaked
-    statement = (prefix + suggestion.text).split(";")[0]
-    try:
-        oracle.execute("EXPLAIN " + statement)
-    except sqlite3.Error as err:
-        assert "no such" not in str(err), (statement, str(err))
-    known = _known_names(own)
-    references = 0
-    toks = significant(tokenize(suggestion.text))
-    for i, tok in enumerate(toks):
-        if not tok.is_identifier:
-            continue
-        following = toks[i + 1].text if i + 1 < len(toks) else ""
-        if tok.kind == "word" and tok.lower in FUNCTIONS and following == "(":
-            continue
-        if i > 0 and toks[i - 1].is_word("as"):
-            continue
-        assert ident_key(tok.text) in known, (statement, tok.text)
-        references += 1
-    return references, leaked
+    return check_references(prefix, suggestion.text, oracle, own), leaked
 
 
 def test_random_logits_name_nothing_outside_the_files_own_database():

@@ -163,13 +163,20 @@ def complete_and_check(tables, model_for, prefix) -> int:
         assert all("\n" in name for name, _, _ in tables), (prefix, suggestion.text)
         return 0
     assert suggestion.rung in ("ctx", "gamma"), suggestion.reason
-    statement = (prefix + suggestion.text).split(";")[0]
+    return check_references(prefix, suggestion.text, oracle, tables)
+
+
+def check_references(prefix: str, suggestion: str, oracle: sqlite3.Connection, tables) -> int:
+    """Check a suggestion without the analyzer: SQLite (holding only ``tables``) prepares the
+    statement without "no such table/column", and every identifier it writes is a name of
+    ``tables`` (or a join alias). Returns how many references were checked."""
+    statement = (prefix + suggestion).split(";")[0]
     try:
         oracle.execute("EXPLAIN " + statement)
     except sqlite3.Error as err:
         assert "no such" not in str(err), (statement, str(err))
     known = _known_names(tables)
-    toks = significant(tokenize(suggestion.text))
+    toks = significant(tokenize(suggestion))
     references = 0
     for i, tok in enumerate(toks):
         if not tok.is_identifier:

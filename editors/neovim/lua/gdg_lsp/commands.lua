@@ -9,6 +9,16 @@ local function client_for(bufnr)
   return vim.lsp.get_clients({ bufnr = bufnr, name = config.name })[1]
 end
 
+--- The current buffer and its gdg_lsp client (nil, with a warning, when it is not attached).
+local function attached()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then
+    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
+  end
+  return bufnr, client
+end
+
 local function scratch(name, lines)
   vim.cmd("botright new")
   local buf = vim.api.nvim_get_current_buf()
@@ -24,10 +34,8 @@ end
 --- Explain the hole at the cursor: Γ, the rung chosen and why, the grammar,
 --- the suggestion and its timings (gdg/explain).
 function M.explain(decode)
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = client_for(bufnr)
+  local bufnr, client = attached()
   if not client then
-    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
     return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
@@ -47,10 +55,8 @@ end
 --- With `choose`, the code actions that bind the file to another source (they write
 --- the `-- gdg: source=…` / `-- gdg: schema=…` line at its top).
 function M.sql_source(choose)
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = client_for(bufnr)
+  local bufnr, client = attached()
   if not client then
-    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
     return
   end
   if choose then
