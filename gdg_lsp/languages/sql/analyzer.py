@@ -190,7 +190,8 @@ class SqlAnalyzer(Analyzer):
 
     def __init__(self) -> None:
         self._documents: BoundedCache[str, _Document] = BoundedCache("sql.documents", 16)
-        self._workspace_frames: BoundedCache[tuple, Frame] = BoundedCache("sql.workspace-frames", 8)
+        self._workspace_frames: BoundedCache[tuple, tuple[sql_sources.Resolution, Frame]] = BoundedCache(
+            "sql.workspace-frames", 8)
         self._resolutions: BoundedCache[tuple, sql_sources.Resolution] = BoundedCache("sql.data-sources", 64)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
@@ -238,10 +239,12 @@ class SqlAnalyzer(Analyzer):
         tables = {t.key: t for t in ws_tables}
         for table in document:
             tables[table.key] = table
-        shown = resolution.describe()
-        key = (id(resolution), str(uri_to_path(snapshot.uri)), len(ws_tables))
-        frame = self._workspace_frames.get_or_make(key, lambda: Frame("workspace", bindings(ws_tables, data_source=shown)))
-        gamma = Gamma(frame, [Frame("document", bindings(document, snapshot.uri))])
+        key = (id(resolution), str(uri_to_path(snapshot.uri)))
+        cached = self._workspace_frames.get(key)
+        if cached is None or cached[0] is not resolution:  # the resolution is kept: its id is not reused
+            frame = Frame("workspace", bindings(ws_tables, data_source=resolution.describe()))
+            cached = self._workspace_frames.put(key, (resolution, frame))
+        gamma = Gamma(cached[1], [Frame("document", bindings(document, snapshot.uri))])
         return _Env(tables, ws_tables, document, gamma, resolution)
 
     @staticmethod

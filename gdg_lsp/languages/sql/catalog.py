@@ -219,7 +219,10 @@ class SchemaCatalog:
         with self._lock:
             found = [w for entry in self._files.values() for w in entry.warnings]
             found += list(self._refused.values())
-            found += [entry.warning for entry in self._databases.values() if entry.warning]
+            for dsn, entry in self._databases.items():  # named by the setting that gave the DSN
+                if entry.warning:
+                    setting = "gdg.sql.connections" if dsn in self.connections else "gdg.sql.sources"
+                    found.append(f"{setting}: {entry.warning}")
             return found
 
     # -- internals ----------------------------------------------------------
