@@ -4,9 +4,9 @@ A workspace may hold several databases (one folder per service, a benchmark
 with one folder per database); a query must only be completed with the names
 of its own. The first of these rules that gives a readable schema wins:
 
-1. **setting**: the first entry of ``gdg.sql.sources`` whose ``files`` globs
-   match the file (relative to a workspace folder; a glob without ``/`` matches
-   the file name anywhere). Its ``ddl`` files are applied in order, over its
+1. **setting**: the entry of ``gdg.sql.sources`` whose ``files`` globs match
+   the file (relative to a workspace folder; a glob without ``/`` matches the
+   file name anywhere); when two entries claim it, neither (a warning). Its ``ddl`` files are applied in order, over its
    ``sqlite`` database and its ``postgres`` database (a DSN, or the database
    name of one of ``gdg.sql.connections``).
 2. **comment**: ``-- gdg: source=NAME`` (an entry's ``name``, or a connection's
