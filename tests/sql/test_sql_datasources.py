@@ -245,5 +245,6 @@ def test_the_schema_prompt_shows_the_own_database_with_example_rows(monorepo):
     prompt = sql.prompt_context(_snapshot(path, text), hole, ws)
     assert "CREATE TABLE users (id INTEGER, nickname TEXT);" in prompt
     assert "(1, 'ada')" in prompt and "Using valid SQLite" in prompt
+    assert "SELECT count(*) FROM users;" in prompt and "SELECT nickname FROM users ORDER BY id;" in prompt
     assert prompt.rstrip().endswith("-- Question: Which nicknames start with a?")
     assert "email" not in prompt and "invoices" not in prompt

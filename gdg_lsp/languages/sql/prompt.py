@@ -7,9 +7,12 @@ Two forms (``gdg.sql.prompt``):
   keys), the tables the statement already names first and then the others by
   relevance to the question, while they fit the budget; up to three example
   rows of each shown table when the source is a SQLite database (read only if
-  cheap, see ``sqlite.sample_rows``); then one line naming the engine and the
-  question written in the comment above the statement. This is the layout
-  text-to-SQL prompts use (schema, rows, question), made to fit a small window.
+  cheap, see ``sqlite.sample_rows``); two worked examples made from the most
+  relevant table (a question as a comment, its query ending in ``;``: a small
+  model learns the shape of the answer from them, see docs/EVALUATION.md); then
+  one line naming the engine and the question written in the comment above the
+  statement. This is the layout text-to-SQL prompts use (schema, rows,
+  examples, question), made to fit a small window.
 - ``plain``: the tables' DDL as written, whole while it fits, then one-line
   summaries (the earlier form, kept for comparison in ``bench quality``).
 
@@ -48,6 +51,16 @@ def _row(values: tuple) -> str:
     return shown if len(shown) <= ROW_CHARS else shown[: ROW_CHARS - 2] + "…)"
 
 
+def worked_examples(table: Table) -> list[str]:
+    """Two question/query pairs about ``table`` (only its own names): the shape of an answer."""
+    examples = [f"-- Question: How many rows are there in {table.name}?", f"SELECT count(*) FROM {table.name};"]
+    columns = [c.name for c in table.columns]
+    if len(columns) >= 2:
+        examples += [f"-- Question: Show the {columns[1]} of each {table.name}, sorted by {columns[0]}.",
+                     f"SELECT {columns[1]} FROM {table.name} ORDER BY {columns[0]};"]
+    return examples
+
+
 def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, question: str = "",
                   rows: Mapping[str, list[tuple]] | None = None) -> str:
     """The schema-aware prompt (see the module docstring); "" when no table fits."""
@@ -58,11 +71,13 @@ def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, 
     head = f"-- Database schema ({dialect.title}):"
     used = len(head) + 1 + sum(len(line) + 1 for line in closing)
     body: list[str] = []
+    shown: list[Table] = []
     for table in tables:
         line = compact_ddl(table)
         if used + len(line) + 1 > budget_chars:
             continue  # a smaller table further down may still fit
         body.append(line)
+        shown.append(table)
         used += len(line) + 1
         sample = rows.get(table.name)
         if sample:
@@ -72,7 +87,10 @@ def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, 
                 used += len(shown) + 1
     if not body:
         return ""
-    return "\n".join([head, *body, *closing]) + "\n\n"
+    examples = worked_examples(shown[0])
+    if used + sum(len(line) + 1 for line in examples) > budget_chars:
+        examples = []
+    return "\n".join([head, *body, *examples, *closing]) + "\n\n"
 
 
 def plain_prompt(ddl: Sequence[str], budget_chars: int) -> str:
