@@ -81,10 +81,10 @@ def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, 
         used += len(line) + 1
         sample = rows.get(table.name)
         if sample:
-            shown = f"-- {len(sample)} example row{'s' if len(sample) > 1 else ''}: " + " ".join(_row(r) for r in sample)
-            if used + len(shown) + 1 <= budget_chars:
-                body.append(shown)
-                used += len(shown) + 1
+            line = f"-- {len(sample)} example row{'s' if len(sample) > 1 else ''}: " + " ".join(_row(r) for r in sample)
+            if used + len(line) + 1 <= budget_chars:
+                body.append(line)
+                used += len(line) + 1
     if not body:
         return ""
     examples = worked_examples(shown[0])
