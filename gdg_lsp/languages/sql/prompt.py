@@ -5,14 +5,15 @@ Two forms (``gdg.sql.prompt``):
 - ``schema`` (default): the data source's tables as compact one-line
   ``CREATE TABLE`` statements (columns with their first type word, foreign
   keys), the tables the statement already names first and then the others by
-  relevance to the question, while they fit the budget; up to three example
+  relevance to the question, while they fit the budget; then two worked
+  examples made from the most relevant table (a question as a comment, its
+  query ending in ``;``: a small model learns the shape of an answer from
+  them, see docs/EVALUATION.md); then, while room is left, up to three example
   rows of each shown table when the source is a SQLite database (read only if
-  cheap, see ``sqlite.sample_rows``); two worked examples made from the most
-  relevant table (a question as a comment, its query ending in ``;``: a small
-  model learns the shape of the answer from them, see docs/EVALUATION.md); then
-  one line naming the engine and the question written in the comment above the
-  statement. This is the layout text-to-SQL prompts use (schema, rows,
-  examples, question), made to fit a small window.
+  cheap, see ``sqlite.sample_rows``); last, one line naming the engine and the
+  question written in the comment above the statement. This is the layout
+  text-to-SQL prompts use (schema, rows, examples, question), made to fit a
+  small window.
 - ``plain``: the tables' DDL as written, whole while it fits, then one-line
   summaries (the earlier form, kept for comparison in ``bench quality``).
 
@@ -63,33 +64,43 @@ def worked_examples(table: Table) -> list[str]:
 
 def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, question: str = "",
                   rows: Mapping[str, list[tuple]] | None = None) -> str:
-    """The schema-aware prompt (see the module docstring); "" when no table fits."""
+    """The schema-aware prompt (see the module docstring); "" when no table fits.
+
+    What goes in, by value to the model: the tables' DDL (most relevant first), then the
+    worked examples, then the example rows; each only while the budget allows."""
     rows = rows or {}
     closing = [f"-- Using valid {dialect.title}, answer the question with the tables above."]
     if question:
         closing.append(f"-- Question: {' '.join(question.split())}")
     head = f"-- Database schema ({dialect.title}):"
-    used = len(head) + 1 + sum(len(line) + 1 for line in closing)
-    body: list[str] = []
-    shown: list[Table] = []
+
+    def size(lines: Sequence[str]) -> int:
+        return sum(len(line) + 1 for line in lines)
+
+    used = size([head, *closing])
+    shown: list[tuple[Table, str]] = []
     for table in tables:
         line = compact_ddl(table)
         if used + len(line) + 1 > budget_chars:
             continue  # a smaller table further down may still fit
-        body.append(line)
-        shown.append(table)
+        shown.append((table, line))
         used += len(line) + 1
+    if not shown:
+        return ""
+    examples = worked_examples(shown[0][0])
+    if used + size(examples) <= budget_chars:
+        used += size(examples)
+    else:
+        examples = []
+    body: list[str] = []
+    for table, line in shown:
+        body.append(line)
         sample = rows.get(table.name)
         if sample:
             line = f"-- {len(sample)} example row{'s' if len(sample) > 1 else ''}: " + " ".join(_row(r) for r in sample)
             if used + len(line) + 1 <= budget_chars:
                 body.append(line)
                 used += len(line) + 1
-    if not body:
-        return ""
-    examples = worked_examples(shown[0])
-    if used + sum(len(line) + 1 for line in examples) > budget_chars:
-        examples = []
     return "\n".join([head, *body, *examples, *closing]) + "\n\n"
 
 
