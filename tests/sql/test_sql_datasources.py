@@ -248,3 +248,12 @@ def test_the_schema_prompt_shows_the_own_database_with_example_rows(monorepo):
     assert "SELECT count(*) FROM users;" in prompt and "SELECT nickname FROM users ORDER BY id;" in prompt
     assert prompt.rstrip().endswith("-- Question: Which nicknames start with a?")
     assert "email" not in prompt and "invoices" not in prompt
+
+
+def test_example_rows_are_never_in_a_prompt_for_a_remote_engine(monorepo):
+    ws = _workspace(monorepo, {"backend": "remote", "remote": {"url": "http://127.0.0.1:1"}})
+    sql = analyzer("sql")
+    path = monorepo / "shop" / "q.sql"
+    text = "-- Which nicknames start with a?\nSELECT "
+    prompt = sql.prompt_context(_snapshot(path, text), sql.hole_at(_snapshot(path, text), len(text), ws), ws)
+    assert "CREATE TABLE users" in prompt and "ada" not in prompt and "example row" not in prompt

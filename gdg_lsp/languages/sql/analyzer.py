@@ -572,7 +572,9 @@ class SqlAnalyzer(Analyzer):
             if table is not None:
                 ordered.append(table)
         rows: dict[str, list[tuple]] = {}
-        for database in resolution.source.sqlite[:1]:
+        # rows are the user's data: shown to a model running here, never sent to a remote engine
+        local = getattr(workspace.settings, "backend", "local") == "local"
+        for database in resolution.source.sqlite[:1] if local else ():
             # a table the database lacks (defined by a DDL file only) is skipped by sample_rows
             rows = sql_sqlite.sample_rows(database, [t.name for t in ordered[:12] if t.kind == "table"])
         return sql_prompt.schema_prompt(ordered, budget, resolution.dialect,
