@@ -115,6 +115,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                      f"to the cursor at line {hole['cursor']['line']} col {hole['cursor']['col']}")
     lines.append(f"typed: {hole['typed']!r}")
     lines.append(f"scopes: {' > '.join(hole['regionPath'])}")
+    if hole["context"].get("data_source"):  # SQL: which database Γ's tables come from
+        lines.append(f"data source: {hole['context']['data_source']}")
     flags = {k: v for k, v in hole["context"].items() if v}
     if flags:
         lines.append(f"context: {flags}")

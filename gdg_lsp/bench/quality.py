@@ -46,7 +46,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
+    parser.add_argument("--sql-prompt", default="schema",
+                        help="SQL: the prompt(s) the model sees, comma-separated: schema, plain "
+                             "(both: each arm runs once per prompt, reported side by side as arm/prompt)")
     return parser.parse_args(argv)
+
+
+def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
+    """The plug-in's prompt variants asked for (SQL: --sql-prompt), or [None]."""
+    known = getattr(plugin, "VARIANTS", None)
+    if not known:
+        return [None]
+    asked = [v.strip() for v in args.sql_prompt.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in known]
+    if unknown or not asked:
+        raise SystemExit(f"--sql-prompt: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(known)}")
+    return asked
 
 
 _CORE_FLAGS = {"parsed", "passed", "match", "exact"}
@@ -122,7 +137,7 @@ def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Pa
     for ax, (key, label) in zip(axes, [("ghost_rate", "suggestions with a ghost"), ("oracle_pass_rate", "oracle pass"),
                                        ("exact_match", "exact match")]):
         values = [table[a][key] * 100 for a in arms]
-        ax.bar(arms, values, color=["#999999", "#6a8fbf", "#2f7d4a"][: len(arms)])
+        ax.bar(arms, values, color=(["#999999", "#6a8fbf", "#2f7d4a"] * len(arms))[: len(arms)])
         ax.set_ylim(0, 100)
         ax.set_title(label)
         ax.set_ylabel("%")
@@ -153,6 +168,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     plugin = languages.bench_plugin(args.lang)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    variants = _variants(plugin, args)
+    labels = [arm if len(variants) == 1 else f"{arm}/{variant}" for arm in arms for variant in variants]
     cases: list[HoleCase] = plugin.cut_holes(args.corpus, args.n, args.seed)
     print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)
     device, warning = models.resolve_device(args.device)
@@ -171,14 +188,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if workspace_for is not None:
             service.workspace = workspace_for(case, args)
         doc = case.document()
-        # Untimed: put this document's prompt in the KV cache, as an editor session
-        # has it when the user types, so that no arm pays a cold prefill for the others.
-        prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
-        service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
-        service.complete(doc.snapshot(), case.cursor, prime)
-        for arm in arms:  # arms side by side on each hole: the same warm state for all
+        for arm, variant in [(arm, variant) for variant in variants for arm in arms]:
+            if arm == arms[0]:
+                # Untimed: put this document's prompt in the KV cache, as an editor session
+                # has it when the user types, so that no arm pays a cold prefill for the others.
+                prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
+                prime = plugin.variant_settings(prime, variant) if variant is not None else prime
+                service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
+                service.complete(doc.snapshot(), case.cursor, prime)
+            # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
+            if variant is not None:
+                settings = plugin.variant_settings(settings, variant)
             if settings_for is not None:
                 settings = settings_for(case, settings)
             service.workspace.settings = settings
@@ -188,7 +210,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
             verdict = plugin.check(case, suggestion.text)
             rows.append({
-                "case": case.case_id, "arm": arm, "suggestion": suggestion.text, "expected": case.expected,
+                "case": case.case_id, "arm": arm if len(variants) == 1 else f"{arm}/{variant}",
+                "suggestion": suggestion.text, "expected": case.expected,
                 "rung": suggestion.rung, "stop": suggestion.stop_reason, "reason": suggestion.reason,
                 "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
                 "exact": suggestion.text.strip() == case.expected.strip(), "tokens": suggestion.tokens,
@@ -197,9 +220,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "details": verdict.details,
             })
         print(f"  [{index}/{len(cases)}] {case.case_id}: "
-              + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(arms):]), file=sys.stderr)
-    table = summarize(rows, arms)
-    return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": arms,
+              + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(labels):]), file=sys.stderr)
+    table = summarize(rows, labels)
+    return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": labels,
             "model": backend.name, "device": device, "max_tokens": args.max_tokens,
             "seconds": time.perf_counter() - began, "summary": table, "cases": rows}
 

@@ -22,6 +22,8 @@ export const SERVER_KEYS = [
   "diagnostics",
   "inline",
   "sql.connections",
+  "sql.sources",
+  "sql.prompt",
   "p4.includePaths",
   "tilelang.version",
   "shell.tools",
