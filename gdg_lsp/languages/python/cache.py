@@ -222,18 +222,49 @@ def _parse_function_alone(language: Any, source: bytes, start: int, end: int, st
     return parser.parse(source)
 
 
+def _next_code_is_at_column_0(source: bytes, end: int) -> bool:
+    """Whether the first line after byte ``end`` that holds code (not blank, not only a
+    comment) starts at column 0, or no such line follows. Only then does a function that
+    ends at ``end`` in a parse of its own bytes end there in the whole file's parse too:
+    an indented line after it would continue its body."""
+    nl = source.find(b"\n", end)
+    while nl >= 0:
+        line_end = source.find(b"\n", nl + 1)
+        line = source[nl + 1 : line_end if line_end >= 0 else len(source)]
+        stripped = line.lstrip(b" \t\f\r")
+        if stripped and not stripped.startswith(b"#"):
+            return len(stripped) == len(line)
+        nl = line_end
+    return True
+
+
+def _broken_with_errors_after(root: Any, top: Any) -> bool:
+    """Whether top-level node ``top`` (holding the edited function) and another top-level
+    node both have errors. Error recovery around a broken function can push the code
+    after it to module level (an indented ``for`` read as a module statement binds a
+    module name), so a module view read from such a tree belongs to that text alone, not
+    to the text with the function repaired. An error elsewhere, after a function that
+    parsed cleanly, starts from a clean top-level state and is the same in both texts."""
+    if not root.has_error or not top.has_error:
+        return False
+    return any(child.has_error and child.id != top.id for child in root.children)
+
+
 def _function_alone(old_fn: Any, old_tree_root: Any, delta: int, new_source: bytes, start: int, new_end: int,
                     language: Any) -> Any:
     """The edited function parsed over its own bytes, or None where that parse could
     differ from the whole file's. Only an undecorated function at column 0 of the module
-    qualifies: the parser starts it in the state the whole-file parse has there (after a
-    complete top-level statement, indentation 0), and the unchanged code after it begins
-    at column 0. The result must be one error-free function spanning the range: a line
-    dedented out of it, a bracket or string left open, shows up as a second statement or
-    an error, and the whole file is parsed instead."""
+    qualifies, followed by code at column 0 (checked: after a broken function the next
+    lines may be indented): the parser starts it in the state the whole-file parse has
+    there (after a complete top-level statement, indentation 0), and the function ends
+    where the next column-0 line begins. The result must be one error-free function
+    spanning the range: a line dedented out of it, a bracket or string left open, shows
+    up as a second statement or an error, and the whole file is parsed instead."""
     if old_fn.start_point[1] != 0 or old_fn.parent is None or old_fn.parent.id != old_tree_root.id:
         return None
     fn_start, fn_end = old_fn.start_byte, old_fn.end_byte + delta
+    if not _next_code_is_at_column_0(new_source, fn_end):
+        return None
     row = old_fn.start_point[0]
     end_point = _point(new_source, fn_end, row, fn_start)[0]
     tree = _parse_function_alone(language, new_source, fn_start, fn_end, (row, 0), end_point)
@@ -259,6 +290,11 @@ def reanalyse_function(old_source: bytes, old_tree: Any, view: ModuleView, new_s
     if found is None:
         return None
     old_fn = found[0]
+    top = old_fn
+    while top.parent is not None and top.parent.id != old_tree.root_node.id:
+        top = top.parent
+    if _broken_with_errors_after(old_tree.root_node, top):
+        return None  # the module view was read from a recovery around the broken function
     # a `global` statement binds module names from inside a function: the module view would change
     if b"global" in old_source[old_fn.start_byte:old_fn.end_byte]:
         return None
