@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import tree_sitter
@@ -67,17 +67,44 @@ class ModuleView:
     first_decls: dict[str, scopes.Decl]  # positions as of the analysis that made the view
     starts: dict[str, int]  # byte offset of each binding's identifier in the current text
     star_imports: list[tuple[str, int, int]]
+    class_tree: Any = None
+    """A whole-file tree whose module-level classes are those of the current text (the
+    tree of the analysis that made the view, or of the last whole re-parse): class
+    shapes for ``Box.`` and ``Box()`` are read from it (``module_class``)."""
+    class_nodes: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Module-level class nodes of ``class_tree`` by name (found on first use)."""
 
     @classmethod
-    def build(cls, module: scopes.Scope, binding_of) -> ModuleView:
-        """``binding_of(decl, owner)``: the analyzer's Binding for a module declaration."""
+    def build(cls, module: scopes.Scope, binding_of, tree: Any = None) -> ModuleView:
+        """``binding_of(decl, owner)``: the analyzer's Binding for a module declaration;
+        ``tree``: the whole-file tree the module scope was read from."""
         names = sorted(module.decls)
         first = {name: module.decls[name][0] for name in names}
         bound = {name: binding_of(decl, module) for name, decl in first.items()}
         hidden = set(first)
         builtin_names = sorted(scopes.BUILTIN_NAMES - hidden)
         return cls(bound, {n: builtin_binding(n) for n in builtin_names}, first,
-                   {name: decl.node_start for name, decl in first.items()}, list(module.star_imports))
+                   {name: decl.node_start for name, decl in first.items()}, list(module.star_imports), tree)
+
+    def module_class(self, name: str) -> Any:
+        """The first module-level ``class name`` of ``class_tree``, or None."""
+        if self.class_tree is None:
+            return None
+        if not self.class_nodes:
+            for child in self.class_tree.root_node.children:
+                node = child
+                if node.type == "decorated_definition":
+                    node = node.child_by_field_name("definition")
+                if node is not None and node.type == "class_definition":
+                    ident = node.child_by_field_name("name")
+                    if ident is not None and ident.text is not None:
+                        self.class_nodes.setdefault(ident.text.decode("utf-8", "replace"), node)
+            self.class_nodes.setdefault("", None)  # scanned
+        return self.class_nodes.get(name)
+
+    def with_class_tree(self, tree: Any) -> ModuleView:
+        """The view reading classes from ``tree`` (a whole re-parse of the current text)."""
+        return replace(self, class_tree=tree, class_nodes={})
 
     def shifted(self, after: int, delta_bytes: int, delta_rows: int) -> ModuleView:
         """The view after an edit inside a function body that began at byte ``after``:
@@ -95,7 +122,8 @@ class ModuleView:
                 o = binding.origin
                 module[name] = Binding(binding.name, binding.sort, binding.attrs,
                                        Origin(o.uri, o.line + delta_rows, o.character, o.detail))
-        return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports)
+        return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports, self.class_tree,
+                          self.class_nodes)
 
 
 @dataclass
@@ -331,7 +359,7 @@ def reanalyse_function(old_source: bytes, old_tree: Any, view: ModuleView, new_s
             or b"global" in new_source[fn.start_byte:fn.end_byte]):
         return None
     delta_rows = new_end_point[0] - old_end_point[0]
-    view = view.shifted(start, delta, delta_rows)
+    view = view.shifted(start, delta, delta_rows).with_class_tree(tree)  # a class around fn may have changed
     scope_tree = _function_scopes(fn, classes, tree.root_node, new_source, view)
     return Incremental(tree, scope_tree, view, FunctionSpan(fn.start_byte, fn.end_byte))
 
