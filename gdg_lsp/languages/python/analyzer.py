@@ -739,6 +739,59 @@ class PythonAnalyzer(Analyzer):
                 data["replacement"] = fix
                 message += f"; did you mean {fix}?"
             findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
+        python = getattr(getattr(workspace, "settings", None), "python", None)
+        if self.member_surfaces and getattr(python, "member_warnings", True):
+            findings += self._member_findings(analysis, snapshot.uri, workspace)
+        return findings
+
+    _ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+    _ASSIGNED = re.compile(rb"[ \t]*=(?!=)")
+
+    def _member_findings(self, analysis: _Analysis, uri: str, workspace: WorkspaceContext) -> list[Finding]:
+        """``module.name`` where the module's surface is known and has no ``name`` (a chain
+        ``os.path.jion`` is followed through module members). Assignments to a module
+        attribute declare it and are not warned about."""
+        tree = analysis.scope_tree
+        source = tree.source
+        reader = self.surface_reader(workspace)
+        layer = python_members.MemberLayer(reader, lambda b: None, _package_of(uri, workspace.roots))
+        modules: dict[int, str | None] = {}  # id(decl) -> module name (None: not a module)
+        findings = []
+        for ref in tree.references:
+            match = self._ATTRIBUTE.match(source, ref.end)
+            if match is None:
+                continue
+            decl = tree.resolve(ref.name, ref.start, ref.scope)
+            if not isinstance(decl, scopes.Decl) or decl.sort not in ("Module", "Import"):
+                continue
+            if id(decl) not in modules:
+                kind = layer._binding_kind(Binding(decl.name, decl.sort, {k: v for k, v in decl.attrs.items()
+                                                                           if v is not None}))
+                modules[id(decl)] = kind.target if isinstance(kind, python_members.Member) and kind.kind == "module" else None
+            module = modules[id(decl)]
+            chain = [ref.name]
+            while module is not None and match is not None:
+                surface = reader.module(module)
+                name = match.group(1).decode("utf-8", "replace")
+                if surface.members is None or self._ASSIGNED.match(source, match.end()):
+                    break
+                member = surface.members.get(name)
+                if member is None and decl.attrs.get("submodules") and len(chain) == 1 and any(
+                        str(d).split(".")[1] == name for d in decl.attrs["submodules"] if "." in str(d)):
+                    member = python_members.Member("module", f"{module}.{name}")  # `import os.path` made it one
+                if member is None:
+                    start = len(source[: match.start(1)].decode("utf-8", "replace"))
+                    qualified = ".".join(chain)
+                    message = f"module {module} has no attribute '{name}' ({qualified}.{name})"
+                    data = {"name": name}
+                    if (fix := closest(name, surface.members)) is not None:
+                        data["replacement"] = fix
+                        message += f"; did you mean {fix}?"
+                    findings.append(Finding(start, start + len(name), message, "unknown-member", "warning", data))
+                    break
+                chain.append(name)
+                module = member.target if member.kind == "module" else None
+                match = self._ATTRIBUTE.match(source, match.end())
         return findings
 
     # -- the executor's questions ------------------------------------------------

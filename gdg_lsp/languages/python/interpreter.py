@@ -171,9 +171,17 @@ def _pth_paths(site: Sequence[Path]) -> list[Path]:
 
 
 def _from_answer(executable: Path, answer: dict) -> SearchPath:
+    """The search path from the interpreter's answer. Without ``site`` a virtual
+    environment's interpreter reports its base installation's site folder (``site``
+    is what switches to the environment): the environment's own comes from its layout."""
     site = tuple(dict.fromkeys(Path(p) for p in answer.get("site", []) if isinstance(p, str) and os.path.isdir(p)))
     stdlib = tuple(Path(p) for p in answer["path"] if isinstance(p, str) and p and os.path.isdir(p))
     version = answer.get("version") or list(sys.version_info[:2])
+    if (executable.parent.parent / "pyvenv.cfg").is_file():
+        venv = _static(executable, None)
+        cfg = (executable.parent.parent / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").lower()
+        system = re.search(r"include-system-site-packages\s*=\s*true", cfg) is not None
+        site = (*venv.site, *(site if system else ()))
     paths = tuple(dict.fromkeys((*stdlib, *site, *_pth_paths(site))))
     return SearchPath(str(executable), (int(version[0]), int(version[1])), paths, site, "asked", None, stdlib)
 

@@ -326,7 +326,7 @@ class MemberLayer:
         for name, surface in sorted(found.items()):
             if surface.members is None:
                 if surface.label:
-                    report.receivers[name] = f"{surface.label}: open ({surface.why})"
+                    report.receivers[name] = f"{surface.label.split(' #')[0]}: open ({surface.why})"
                 continue
             per_receiver[name] = _MEMBER_BINDINGS.get_or_make(
                 (name, surface.label), lambda name=name, surface=surface: tuple(self._bindings_for(name, surface, 0)))
