@@ -245,7 +245,7 @@ def test_the_interpreter_setting_is_asked_once_and_a_workspace_executable_is_nev
     inside = workspace / ".venv"
     inside_python, inside_site = make_env(inside)
     os.unlink(inside_python)
-    inside_python.write_text(f"#!/bin/sh\n{trap(marker)}")  # would write the marker if run
+    inside_python.write_text(f"#!/bin/sh\n{shell_trap(marker)}")  # would write the marker if run
     inside_python.chmod(0o755)
     found = interpreter.resolve("", [workspace])  # the default: the workspace's .venv
     assert found.how == "static" and "not run" in (found.problem or "")
@@ -253,7 +253,7 @@ def test_the_interpreter_setting_is_asked_once_and_a_workspace_executable_is_nev
     assert not marker.exists()
 
 
-def trap(marker: Path) -> str:
+def shell_trap(marker: Path) -> str:
     return f"echo ran > {marker}\n"
 
 
@@ -313,3 +313,43 @@ def test_binding_in_an_inner_scope_hides_the_module_surface():
     hole = hole_in("import json\n\ndef f(json):\n    <cursor>\n")
     assert "json.dumps" not in hole.gamma and "members" not in hole.gamma.lookup("json").attrs
     assert isinstance(hole.gamma.lookup("json"), Binding) and hole.gamma.lookup("json").sort == "Parameter"
+
+
+# -- honest labels ---------------------------------------------------------------------------------
+
+
+class ScriptedDecoder:
+    """Writes a fixed line after the typed text -- after checking that the grammar the
+    executor compiled accepts it, so the line is one the masked decoder could produce."""
+
+    def __init__(self, line: str, byte_cache) -> None:
+        self.line = line
+        self.byte_cache = byte_cache
+
+    def decode(self, spec):
+        from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeResult
+
+        assert full_match(self.byte_cache.get(spec.grammar_text), spec.replay + self.line + "\n"), self.line
+        return DecodeResult(text=self.line, region_text=spec.replay + self.line + "\n", stop_reason=STOP_NEWLINE)
+
+
+def test_a_suggestion_is_labelled_guaranteed_only_when_no_reference_position_was_open(byte_cache):
+    from gdg_lsp.executor import Executor, Prompt
+    from gdg_lsp.service.local import Suggestion
+
+    analyzer = PythonAnalyzer()
+    hole = hole_in(STDLIB, analyzer=analyzer)
+    labels = {}
+    for line in ("text = json.dumps(argv)", "text = json.dumps(argv).upper()", "text = str(argv).zfill(width=3)"):
+        execution = Executor(analyzer, ScriptedDecoder(line, byte_cache), byte_cache).run(
+            hole, Prompt([]), "scope", max_tokens=10, max_lines=1)
+        suggestion = Suggestion(execution.text, hole.cursor, hole.cursor, "python", "scope", rung=execution.rung,
+                                hole=hole, execution=execution)
+        summary = suggestion.summary()
+        assert summary["rung"] == "gamma" and summary["openPositions"] == suggestion.open_positions
+        labels[line] = (suggestion.guaranteed, summary["openPositions"], summary["coverage"]["slotted"])
+    assert labels["text = json.dumps(argv)"] == (True, [], 3)
+    assert labels["text = json.dumps(argv).upper()"][:2] == (False, ["attribute upper after json.dumps(argv)"])
+    assert labels["text = str(argv).zfill(width=3)"][0] is False
+    assert sorted(labels["text = str(argv).zfill(width=3)"][1]) == ["attribute zfill after str(argv)",
+                                                                    "keyword width of str(argv).zfill"]
