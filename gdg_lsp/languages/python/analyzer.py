@@ -468,7 +468,10 @@ class PythonAnalyzer(Analyzer):
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
                                                _package_of(uri, workspace.roots))
-            found = layer.extend(gamma, self._enclosing_method(analysis, pos))
+            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos))
+            report.keywords = tuple(python_members.keyword_names(extended))  # once per position, not per key
+            report.described = tuple(report.lines())
+            found = extended, report
             if len(analysis.member_gammas) >= MAX_GAMMAS_PER_ANALYSIS:
                 analysis.member_gammas.clear()
             analysis.member_gammas[key] = found
@@ -545,8 +548,8 @@ class PythonAnalyzer(Analyzer):
         gamma = self._gamma(analysis, hole_pos, snapshot.uri)
         gamma, report = self._with_members(analysis, hole_pos, snapshot.uri, gamma, workspace)
         context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
-        context["kwargs"] = python_members.keyword_names(gamma) if report is not None else []
-        context["receivers"] = report.lines() if report is not None else []
+        context["kwargs"] = list(report.keywords) if report is not None else []
+        context["receivers"] = list(report.described) if report is not None else []
         path = tuple(
             s.kind if s.kind == "module" else f"{s.kind} {s.name}"
             for s in reversed(analysis.chain(analysis.byte(hole_pos)))

@@ -77,6 +77,10 @@ class Report:
     """receiver name -> what its surface is (member count and source) or why it is open."""
     members: int = 0
     omitted: list[str] = field(default_factory=list)
+    keywords: tuple[str, ...] = ()
+    """Every keyword name of a known callee (the keyword slot's answer), once computed."""
+    described: tuple[str, ...] = ()
+    """``lines()``, once computed."""
 
     def lines(self) -> list[str]:
         return [f"{name}: {what}" for name, what in sorted(self.receivers.items())]
