@@ -82,6 +82,17 @@ class Frame:
         clone._bindings = dict(self._bindings)
         return clone
 
+    def replaced(self, bindings: Iterable[Binding], kind: str | None = None) -> Frame:
+        """A copy in which ``bindings`` take the place of those with their names (added at
+        the end when a name is new): facts learnt about a name later (Python: the members
+        Γ knows of a receiver), without rebuilding the frame binding by binding."""
+        clone = self.copy()
+        if kind is not None:
+            clone.kind = kind
+        for binding in bindings:
+            clone._bindings[binding.name] = binding
+        return clone
+
     def __repr__(self) -> str:
         return f"Frame({self.kind!r}, {len(self)} bindings)"
 

@@ -353,3 +353,48 @@ def test_a_suggestion_is_labelled_guaranteed_only_when_no_reference_position_was
     assert labels["text = str(argv).zfill(width=3)"][0] is False
     assert sorted(labels["text = str(argv).zfill(width=3)"][1]) == ["attribute zfill after str(argv)",
                                                                     "keyword width of str(argv).zfill"]
+
+
+def test_abstract_bases_and_methods_defined_under_an_if_still_know_self():
+    hole = hole_in("""\
+        import abc
+
+        class Shape(abc.ABC):
+            sides = 0
+
+        class Square(Shape, metaclass=abc.ABCMeta):
+            def __init__(self):
+                self.width = 1
+
+            if True:
+                def area(self):
+                    <cursor>
+        """)
+    assert {"self.width", "self.sides", "self.area"} <= set(hole.gamma.names("Member"))
+    dynamic = hole_in("class Meta(type):\n    pass\n\nclass K(metaclass=Meta):\n    def f(self):\n        <cursor>\n")
+    assert "members" not in dynamic.gamma.lookup("self").attrs  # an unknown metaclass may add anything
+
+
+def test_no_member_warning_on_working_code(corpus):
+    """The corpus is the standard library of this interpreter's version (code that runs):
+    its module attributes all exist, or are guarded for another platform."""
+    analyzer = PythonAnalyzer()
+    warned = []
+    for path in sorted((corpus / "python" / "Lib").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        doc = Document(path.as_uri(), "python", 1, text, parse)
+        warned += [(path.name, text[f.start:f.end]) for f in analyzer.diagnostics(doc.snapshot(), WorkspaceContext())
+                   if f.code == "unknown-member"]
+    assert warned == []
+
+
+def test_platform_and_hasattr_guarded_attributes_are_not_warned_but_are_not_members():
+    code = ("import os\nimport select\n\nif hasattr(os, 'frobnicate'):\n    os.frobnicate()\n"
+            "q = select.kqueue()\nw = os.startfile\n")
+    doc = Document("file:///p.py", "python", 1, code, parse)
+    found = [code[f.start:f.end] for f in PythonAnalyzer().diagnostics(doc.snapshot(), WorkspaceContext())
+             if f.code == "unknown-member"]
+    assert found == []  # frobnicate is guarded; kqueue (BSD) or startfile (Windows) exist on another platform
+    if sys.platform == "linux":
+        hole = hole_in("import select\n\ndef f(a):\n    <cursor>\n")
+        assert "select.kqueue" not in hole.gamma and "select.epoll" in hole.gamma  # Γ is this platform's

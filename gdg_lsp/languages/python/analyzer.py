@@ -8,6 +8,7 @@ line neither breaks the parse nor declares the name being typed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -152,6 +153,9 @@ def _char_before(text: str, offset: int, offset_byte: int, byte: int) -> int:
 
 MAX_GAMMAS_PER_ANALYSIS = 64
 
+_CLASS_BODY_BLOCKS = frozenset({"block", "decorated_definition", "if_statement", "elif_clause", "else_clause",
+                                 "try_statement", "except_clause", "finally_clause", "with_statement"})
+
 _SHAPES: BoundedCache[bytes, python_classes.ClassShape] = BoundedCache("python.class-shapes", 512)
 
 
@@ -186,7 +190,8 @@ def _attribute_targets(root: Any) -> list[str]:
     return found
 
 
-def _package_of(uri: str, roots: Sequence[Any]) -> str | None:
+@functools.lru_cache(maxsize=256)
+def _package_of(uri: str, roots: tuple[Any, ...]) -> str | None:
     """The dotted package a document is in, relative to the workspace folder holding it
     (for ``from . import x``); None when it is in none."""
     path = uri_to_path(uri)
@@ -467,9 +472,14 @@ class PythonAnalyzer(Analyzer):
         found = analysis.member_gammas.get(key)
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
-                                               _package_of(uri, workspace.roots))
-            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos))
-            report.keywords = tuple(python_members.keyword_names(extended))  # once per position, not per key
+                                               _package_of(uri, tuple(workspace.roots)))
+            view = analysis.view
+            stable = None
+            if view is not None:  # module names and builtins as functions see them: the same for every hole
+                def stable(name: str, binding: Binding) -> bool:
+                    return view.module.get(name) is binding or view.builtins.get(name) is binding
+            memo = view.member_memo.setdefault(id(reader), {}) if view is not None else None
+            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos), memo, stable)
             report.described = tuple(report.lines())
             found = extended, report
             if len(analysis.member_gammas) >= MAX_GAMMAS_PER_ANALYSIS:
@@ -501,10 +511,9 @@ class PythonAnalyzer(Analyzer):
         node = analysis.tree.root_node.descendant_for_byte_range(pos, pos)
         while node is not None:
             if node.type == "function_definition":
-                holder = node.parent
-                if holder is not None and holder.type == "decorated_definition":
-                    holder = holder.parent
-                cls = holder.parent if holder is not None and holder.type == "block" else None
+                cls = node.parent  # up through the blocks of the class body (`if ...:` around a method)
+                while cls is not None and cls.type in _CLASS_BODY_BLOCKS:
+                    cls = cls.parent
                 if cls is not None and cls.type == "class_definition":
                     decorators = python_classes.tree_decorators(node)
                     params = python_classes.tree_parameters(node.child_by_field_name("parameters"))
@@ -757,7 +766,7 @@ class PythonAnalyzer(Analyzer):
         tree = analysis.scope_tree
         source = tree.source
         reader = self.surface_reader(workspace)
-        layer = python_members.MemberLayer(reader, lambda b: None, _package_of(uri, workspace.roots))
+        layer = python_members.MemberLayer(reader, lambda b: None, _package_of(uri, tuple(workspace.roots)))
         modules: dict[int, str | None] = {}  # id(decl) -> module name (None: not a module)
         findings = []
         for ref in tree.references:
@@ -779,6 +788,12 @@ class PythonAnalyzer(Analyzer):
                 if surface.members is None or self._ASSIGNED.match(source, match.end()):
                     break
                 member = surface.members.get(name)
+                if member is None and (
+                        name in surface.elsewhere  # another platform's: code guarded for it is common
+                        or (name.startswith("_") and not surface.from_source)  # stubs leave private names out
+                        or re.search(rb"hasattr\(\s*" + re.escape(".".join(chain).encode()) + rb"\s*,\s*['\"]"
+                                     + re.escape(name.encode()) + rb"['\"]", source)):  # guarded: may not exist here
+                    break
                 if member is None and decl.attrs.get("submodules") and len(chain) == 1 and any(
                         str(d).split(".")[1] == name for d in decl.attrs["submodules"] if "." in str(d)):
                     member = python_members.Member("module", f"{module}.{name}")  # `import os.path` made it one

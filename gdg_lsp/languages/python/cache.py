@@ -73,6 +73,9 @@ class ModuleView:
     shapes for ``Box.`` and ``Box()`` are read from it (``module_class``)."""
     class_nodes: dict[str, Any] = field(default_factory=dict, compare=False)
     """Module-level class nodes of ``class_tree`` by name (found on first use)."""
+    member_memo: dict[int, dict] = field(default_factory=dict, compare=False)
+    """What the member layer learnt of module names and builtins, per surface reader
+    (languages/python/members.py): the same for every hole in a function of this text."""
 
     @classmethod
     def build(cls, module: scopes.Scope, binding_of, tree: Any = None) -> ModuleView:
@@ -104,7 +107,7 @@ class ModuleView:
 
     def with_class_tree(self, tree: Any) -> ModuleView:
         """The view reading classes from ``tree`` (a whole re-parse of the current text)."""
-        return replace(self, class_tree=tree, class_nodes={})
+        return replace(self, class_tree=tree, class_nodes={}, member_memo={})
 
     def shifted(self, after: int, delta_bytes: int, delta_rows: int) -> ModuleView:
         """The view after an edit inside a function body that began at byte ``after``:
@@ -122,8 +125,10 @@ class ModuleView:
                 o = binding.origin
                 module[name] = Binding(binding.name, binding.sort, binding.attrs,
                                        Origin(o.uri, o.line + delta_rows, o.character, o.detail))
+        memo = {reader: {name: kept for name, kept in names.items() if module.get(name) is kept[1]
+                         or self.builtins.get(name) is kept[1]} for reader, names in self.member_memo.items()}
         return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports, self.class_tree,
-                          self.class_nodes)
+                          self.class_nodes, memo)
 
 
 @dataclass

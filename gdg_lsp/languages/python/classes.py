@@ -38,6 +38,11 @@ SIGNATURE_KEEPING = frozenset({"staticmethod", "classmethod", "abstractmethod", 
 
 DYNAMIC_DUNDERS = frozenset({"__getattr__", "__getattribute__"})
 
+PLAIN_METACLASSES = frozenset({"type", "ABCMeta", "abc.ABCMeta", "EnumMeta", "EnumType", "enum.EnumMeta",
+                               "enum.EnumType", "_ProtocolMeta", "typing._ProtocolMeta"})
+"""Metaclasses known to add no attribute a class's body does not name (abstract classes,
+enums, protocols); any other metaclass may."""
+
 
 @dataclass(frozen=True)
 class Callee:
@@ -172,7 +177,7 @@ def shape_from_ast(node: ast.ClassDef, stub: bool, truth: Callable[[ast.expr], b
     dynamic = None
     if DYNAMIC_DUNDERS & set(class_members):
         dynamic = "the class defines __getattr__"
-    elif any(k.arg == "metaclass" for k in node.keywords):
+    elif any(k.arg == "metaclass" and _dotted(k.value) not in PLAIN_METACLASSES for k in node.keywords):
         dynamic = "the class has a metaclass"
     elif not stub and (others := [d for d in ast_decorators(node) if d not in _CLASS_DECORATORS_KEEPING_MEMBERS]):
         dynamic = f"the class is decorated with {others[0]}"
@@ -340,7 +345,8 @@ def shape_from_tree(node: Any) -> ClassShape:
     bases, dynamic = [], None
     for arg in bases_node.named_children if bases_node is not None else ():
         if arg.type == "keyword_argument":
-            if _text(arg.child_by_field_name("name")) == "metaclass":
+            if _text(arg.child_by_field_name("name")) == "metaclass" and \
+                    _tree_dotted(arg.child_by_field_name("value")) not in PLAIN_METACLASSES:
                 dynamic = "the class has a metaclass"
             continue
         if (name := _tree_dotted(arg)) is not None:

@@ -79,6 +79,8 @@ class Report:
     omitted: list[str] = field(default_factory=list)
     keywords: tuple[str, ...] = ()
     """Every keyword name of a known callee (the keyword slot's answer), once computed."""
+    member_keywords: frozenset[str] = frozenset()
+    """The keyword names of the members' callables."""
     described: tuple[str, ...] = ()
     """``lines()``, once computed."""
 
@@ -100,6 +102,9 @@ making hundreds of Binding objects again."""
 
 _BUILTIN_KEYWORDS: BoundedCache[int, tuple[Any, dict[str, tuple[str, ...]]]] = BoundedCache(
     "python.builtin-keywords", 4)
+
+_CLASS_SURFACES: BoundedCache[tuple, tuple[tuple, Found]] = BoundedCache("python.class-surfaces", 1024)
+"""Class and instance surfaces by the shapes of their MRO (a new hole does not rebuild them)."""
 
 
 class MemberLayer:
@@ -224,6 +229,16 @@ class MemberLayer:
         label = f"{'instance of' if instance else 'class'} {ref.shape.name}"
         if isinstance(line, str):
             return Found(label, None, line)
+        key = (tuple(id(s) for s in line), ref.home, instance)
+        cached = _CLASS_SURFACES.get(key)
+        if cached is not None and cached[0] == tuple(line):  # the shapes themselves, not ids reused
+            found = cached[1]
+            return Found(found.label, found.members, found.why, found.keywords)
+        found = self._class_surface(ref, line, label, instance)
+        _CLASS_SURFACES.put(key, (tuple(line), found))
+        return Found(found.label, found.members, found.why, found.keywords)
+
+    def _class_surface(self, ref: ClassRef, line: list[classes.ClassShape], label: str, instance: bool) -> Found:
         members: dict[str, Member] = {}
         for shape in line:
             for name, kind in shape.class_members.items():
@@ -296,24 +311,35 @@ class MemberLayer:
 
     # -- extending Γ -----------------------------------------------------------------------------
 
-    def extend(self, gamma: Gamma, enclosing: tuple[str, str, classes.ClassShape] | None = None
+    def extend(self, gamma: Gamma, enclosing: tuple[str, str, classes.ClassShape] | None = None,
+               memo: dict | None = None, stable: Callable[[str, Binding], bool] | None = None
                ) -> tuple[Gamma, Report]:
         """Γ with receivers tagged and their members added (a new Γ; ``gamma`` is unchanged).
-        ``enclosing``: (the method's first parameter, "instance" or "class", its class's shape)."""
+        ``enclosing``: (the method's first parameter, "instance" or "class", its class's shape).
+        ``memo``: surfaces of names for which ``stable(name, binding)`` holds (module names
+        as every function sees them), kept by the caller between holes."""
         self._gamma = gamma
         report = Report()
-        visible = gamma.visible()
         found: dict[str, Found] = {}
-        for name, binding in visible.items():
-            if binding.sort in VALUE_SORTS and "." not in name:
+        generation = self.reader.generation if self.reader is not None else 0
+        for name, binding in gamma.visible().items():
+            if binding.sort not in VALUE_SORTS or "." in name:
+                continue
+            kept = memo is not None and stable is not None and stable(name, binding)
+            cached = memo.get(name) if kept else None
+            if cached is not None and cached[0] == generation and cached[1] is binding:
+                surface = cached[2]
+            else:
                 surface = self._surface_of(name, binding, enclosing)
-                if surface is not None:
-                    found[name] = surface
-                    if binding.sort == "Module" and surface.members is not None:
-                        for dotted in binding.attrs.get("submodules", ()) or ():
-                            self._add_submodule(surface, str(dotted))
+                if surface is not None and binding.sort == "Module" and surface.members is not None:
+                    for dotted in binding.attrs.get("submodules", ()) or ():
+                        self._add_submodule(surface, str(dotted))
+                if kept:
+                    memo[name] = (generation, binding, surface)
+            if surface is not None:  # a copy: the budget below may leave a surface out of this Γ only
+                found[name] = Found(surface.label, surface.members, surface.why, surface.keywords, surface.module)
         members = self._member_bindings(found, report)
-        return self._retagged(gamma, found, members), report
+        return self._retagged(gamma, found, members, report), report
 
     @staticmethod
     def _add_submodule(surface: Found, dotted: str) -> None:
@@ -333,7 +359,7 @@ class MemberLayer:
                     report.receivers[name] = f"{surface.label.split(' #')[0]}: open ({surface.why})"
                 continue
             per_receiver[name] = _MEMBER_BINDINGS.get_or_make(
-                (name, surface.label), lambda name=name, surface=surface: tuple(self._bindings_for(name, surface, 0)))
+                (name, surface.label), lambda name=name, surface=surface: _with_keywords(self._bindings_for(name, surface, 0)))
             report.receivers[name] = f"{surface.label.split(' #')[0]}: {len(surface.members)} members ({surface.why})"
         total = sum(len(v) for v in per_receiver.values())
         while total > self.max_members and per_receiver:
@@ -344,6 +370,7 @@ class MemberLayer:
             report.receivers[largest] = (f"{found[largest].label.split(' #')[0]}: open (left out: Γ holds at most "
                                          f"{self.max_members} members)")
         report.members = total
+        report.member_keywords = frozenset().union(*(getattr(v, "keywords", frozenset()) for v in per_receiver.values()))
         return per_receiver
 
     def _bindings_for(self, receiver: str, surface: Found, depth: int) -> list[Binding]:
@@ -363,11 +390,14 @@ class MemberLayer:
         return out
 
     @staticmethod
-    def _retagged(gamma: Gamma, found: dict[str, Found], members: dict[str, tuple[Binding, ...]]) -> Gamma:
-        def retag(binding: Binding) -> Binding:
+    def _retagged(gamma: Gamma, found: dict[str, Found], members: dict[str, tuple[Binding, ...]],
+                  report: Report) -> Gamma:
+        keywords: set[str] = set(report.member_keywords)
+
+        def retag(binding: Binding) -> Binding | None:
             surface = found.get(binding.name)
             if surface is None:
-                return binding
+                return None
             attrs = dict(binding.attrs)
             if surface.members is not None:
                 attrs["members"] = surface.label
@@ -376,12 +406,32 @@ class MemberLayer:
             elif surface.keywords is not False:
                 attrs["keywords"] = surface.keywords
             if attrs == dict(binding.attrs):
-                return binding
+                return None
             return Binding(binding.name, binding.sort, attrs, binding.origin)
 
-        global_layer = Frame(gamma.global_layer.kind, [*(retag(b) for b in gamma.global_layer),
-                                                       *(b for name in sorted(members) for b in members[name])])
-        return Gamma(global_layer, [Frame(f.kind, [retag(b) for b in f]) for f in gamma.frames])
+        def frame(old: Frame, extra: tuple[Binding, ...] = ()) -> Frame:
+            changed = [b for b in (retag(old.get(name)) for name in found if name in old) if b is not None]
+            for binding in (*old, *changed):
+                if binding.sort != "Member" and isinstance(known := binding.attrs.get("keywords"), tuple):
+                    keywords.update(known)
+            return old.replaced([*changed, *extra]) if changed or extra else old.copy()
+
+        global_layer = frame(gamma.global_layer, tuple(b for name in sorted(members) for b in members[name]))
+        frames = [frame(f) for f in gamma.frames]
+        report.keywords = tuple(sorted(k for k in keywords if k.isidentifier()))
+        return Gamma(global_layer, frames)
+
+
+class _Bindings(tuple):
+    """A receiver's member bindings, with the keyword names its callable members take."""
+
+    keywords: frozenset[str] = frozenset()
+
+
+def _with_keywords(bindings: list[Binding]) -> _Bindings:
+    out = _Bindings(bindings)
+    out.keywords = frozenset(k for b in bindings if isinstance(b.attrs.get("keywords"), tuple) for k in b.attrs["keywords"])
+    return out
 
 
 def keyword_names(gamma: Gamma) -> list[str]:

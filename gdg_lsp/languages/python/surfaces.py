@@ -80,6 +80,11 @@ class Surface:
     """The shapes of the module's top-level classes."""
     stamp: str = ""
     """Identifies what was read (files, their modification times, the version)."""
+    from_source: bool = False
+    """The module's own source was read (else only a stub, which may leave out private names)."""
+    elsewhere: frozenset[str] = frozenset()
+    """Names the stub gives the module on other platforms only (``select.kqueue`` on Linux):
+    not members here, but code guarded for those platforms is not warned about."""
     imports: Mapping[str, str] = field(default_factory=dict)
     """Every name the module imports, public or not (``dict`` in a stub's class header
     may come from a private ``from typing import ...``): ``module`` or ``module:name``."""
@@ -134,6 +139,9 @@ class SurfaceReader:
         self.boundary = Boundary.of(self.bases, [self._typeshed])
         self._surfaces: BoundedCache[tuple, Surface] = BoundedCache("python.surfaces", max_modules)
         self._checked: dict[str, tuple[float, Surface]] = {}
+        self._modules: dict[str, tuple[float, bool]] = {}
+        self.generation = 0
+        """Counts surfaces read: what callers kept from older surfaces is stale when it moved."""
         self._versions: dict[Path, tuple[int, dict[str, str]]] = {}
         self._lock = threading.RLock()
         self._reading: set[str] = set()
@@ -154,6 +162,7 @@ class SurfaceReader:
             key = (name, _identity(located.stub), _identity(located.source), str(located.extension), version)
             surface = self._surfaces.get(key)
             if surface is None:
+                self.generation += 1  # a module read anew (first time, or its files or version changed)
                 self._reading.add(name)
                 try:
                     surface = self._surfaces.put(key, replace(self._read(name, located, version),
@@ -307,10 +316,12 @@ class SurfaceReader:
     def _read(self, name: str, located: _Located, version: str | None) -> Surface:
         label = f"module {name}"
         stub_names = source_tree = None
+        elsewhere: frozenset[str] = frozenset()
         why: list[str] = []
         try:
             if located.stub is not None:
-                stub_names = self._stub_names(name, located.stub)
+                stub_names, stub_tree = self._stub(name, located.stub)
+                elsewhere = _other_platforms(stub_tree.body, self._truth(located.stub))
                 why.append(f"stub {located.stub}")
             if located.source is not None:
                 source_tree = ast.parse(located.source.read_bytes(), filename=str(located.source))
@@ -344,7 +355,8 @@ class SurfaceReader:
             problem = self._add_source_members(name, located, source_tree, members, shapes, imports)
             if problem is not None:
                 return Surface(label, None, problem, version)
-        return Surface(label, members, "; ".join(why), version, shapes, imports=imports)
+        return Surface(label, members, "; ".join(why), version, shapes, imports=imports,
+                       from_source=source_tree is not None, elsewhere=elsewhere - set(members))
 
     def _truth(self, path: Path | None) -> Callable[[ast.expr], bool | None]:
         """Whether an ``if`` test holds for the interpreter (its version and platform)."""
@@ -361,10 +373,15 @@ class SurfaceReader:
         return truth
 
     def _stub_names(self, name: str, path: Path) -> ts_parser.NameDict:
+        names, _ = self._stub(name, path)
+        return names
+
+    def _stub(self, name: str, path: Path) -> tuple[ts_parser.NameDict, ast.Module]:
         tree = ast.parse(path.read_bytes(), filename=str(path))
         is_init = path.name in ("__init__.pyi", "__init__.py")
-        return ts_parser.parse_ast(tree, self.context, typeshed_client.ModulePath(tuple(name.split("."))),
-                                   file_path=path, is_init=is_init)
+        names = ts_parser.parse_ast(tree, self.context, typeshed_client.ModulePath(tuple(name.split("."))),
+                                    file_path=path, is_init=is_init)
+        return names, tree
 
     def _member_from_info(self, module: str, member: str, info: ts_parser.NameInfo, stub: bool, depth: int,
                           names: ts_parser.NameDict | None = None) -> Member:
@@ -393,8 +410,17 @@ class SurfaceReader:
         return Member("variable")
 
     def _is_module(self, name: str) -> bool:
-        located = self._locate(name)
-        return located.stub is not None or located.source is not None or located.extension is not None
+        """Whether ``name`` is a module (``from os import path``), looked up again at most
+        every ``revalidate_s`` seconds: each new hole asks it of every ``from`` import."""
+        now = time.monotonic()
+        known = self._modules.get(name)
+        if known is None or now - known[0] >= self.revalidate_s:
+            located = self._locate(name)
+            if len(self._modules) > 4096:
+                self._modules.clear()
+            known = self._modules[name] = (now, located.stub is not None or located.source is not None
+                                           or located.extension is not None)
+        return known[1]
 
     def _imported(self, module: str, source: str | None, name: str, depth: int, follow: bool = False) -> Member:
         """What ``from source import name`` binds in ``module``. Followed inside the
@@ -510,6 +536,23 @@ def _absolute(module: str, stmt: ast.ImportFrom, is_package: bool) -> str | None
     if not parts and not stmt.module:
         return None
     return ".".join([*parts, *([stmt.module] if stmt.module else [])])
+
+
+def _other_platforms(body: list[ast.stmt], truth: Callable[[ast.expr], bool | None]) -> frozenset[str]:
+    """Names a stub binds on any platform: both branches of a ``sys.platform`` test count,
+    other tests as they evaluate for the interpreter."""
+    names: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            platform = any(isinstance(n, ast.Attribute) and n.attr == "platform" for n in ast.walk(stmt.test))
+            holds = None if platform else truth(stmt.test)
+            names |= _other_platforms(stmt.body, truth) if holds in (None, True) else set()
+            names |= _other_platforms(stmt.orelse, truth) if holds in (None, False) else set()
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names.add(stmt.target.id)  # a stub declares without a value
+        else:
+            names.update(name for name, _ in _bindings(stmt))
+    return frozenset(names)
 
 
 def _runtime_statements(body: list[ast.stmt]):
