@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     plugin = languages.bench_plugin(args.lang)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    cases: list[HoleCase]
     if getattr(args, "filter", ""):  # a kind of hole (attribute references...): cut more, keep those that match
         pattern = re.compile(args.filter)
         cases = [c for c in plugin.cut_holes(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]

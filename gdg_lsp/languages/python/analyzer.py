@@ -473,13 +473,12 @@ class PythonAnalyzer(Analyzer):
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
                                                _package_of(uri, tuple(workspace.roots)))
+            # module names and builtins as functions see them (the view's bindings) have the same
+            # surfaces at every hole: what the layer learns of them is kept with the view
             view = analysis.view
-            stable = None
-            if view is not None:  # module names and builtins as functions see them: the same for every hole
-                def stable(name: str, binding: Binding) -> bool:
-                    return view.module.get(name) is binding or view.builtins.get(name) is binding
-            memo = view.member_memo.setdefault(id(reader), {}) if view is not None else None
-            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos), memo, stable)
+            memo = view.member_memo.setdefault(reader, {}) if view is not None else None
+            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos), memo,
+                                            view.holds if view is not None else None)
             report.described = tuple(report.lines())
             found = extended, report
             if len(analysis.member_gammas) >= MAX_GAMMAS_PER_ANALYSIS:

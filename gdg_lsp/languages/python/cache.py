@@ -73,7 +73,7 @@ class ModuleView:
     shapes for ``Box.`` and ``Box()`` are read from it (``module_class``)."""
     class_nodes: dict[str, Any] = field(default_factory=dict, compare=False)
     """Module-level class nodes of ``class_tree`` by name (found on first use)."""
-    member_memo: dict[int, dict] = field(default_factory=dict, compare=False)
+    member_memo: dict[Any, dict] = field(default_factory=dict, compare=False)
     """What the member layer learnt of module names and builtins, per surface reader
     (languages/python/members.py): the same for every hole in a function of this text."""
 
@@ -88,6 +88,10 @@ class ModuleView:
         builtin_names = sorted(scopes.BUILTIN_NAMES - hidden)
         return cls(bound, {n: builtin_binding(n) for n in builtin_names}, first,
                    {name: decl.node_start for name, decl in first.items()}, list(module.star_imports), tree)
+
+    def holds(self, name: str, binding: Binding) -> bool:
+        """Whether ``binding`` is this view's own binding of ``name`` (a module name or a builtin)."""
+        return self.module.get(name) is binding or self.builtins.get(name) is binding
 
     def module_class(self, name: str) -> Any:
         """The first module-level ``class name`` of ``class_tree``, or None."""
@@ -127,6 +131,7 @@ class ModuleView:
                                        Origin(o.uri, o.line + delta_rows, o.character, o.detail))
         memo = {reader: {name: kept for name, kept in names.items() if module.get(name) is kept[1]
                          or self.builtins.get(name) is kept[1]} for reader, names in self.member_memo.items()}
+        # (bindings moved by the edit are new objects: what was learnt of them is learnt again)
         return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports, self.class_tree,
                           self.class_nodes, memo)
 

@@ -146,7 +146,7 @@ class MemberLayer:
     def _member_of_module(self, module: str, name: str) -> Member | None:
         if self.reader is None:
             return None
-        if self.reader._is_module(f"{module}.{name}"):
+        if self.reader.is_module(f"{module}.{name}"):
             return Member("module", f"{module}.{name}")
         return self.reader.member(module, name)
 

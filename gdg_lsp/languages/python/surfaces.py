@@ -174,7 +174,7 @@ class SurfaceReader:
             self._checked[name] = (now, surface)
             return surface
 
-    def member(self, module: str, name: str, depth: int = 0) -> Member | None:
+    def member(self, module: str, name: str) -> Member | None:
         """What ``module.name`` is (None: not a member, or the surface is open)."""
         surface = self.module(module)
         if surface.members is None:
@@ -190,7 +190,7 @@ class SurfaceReader:
         if found is None and head in surface.imports and depth < MAX_DEPTH:
             source, _, name = surface.imports[head].partition(":")
             found = Member("module", source) if not name else (
-                Member("module", f"{source}.{name}") if self._is_module(f"{source}.{name}")
+                Member("module", f"{source}.{name}") if self.is_module(f"{source}.{name}")
                 else self.resolve(source, name, depth + 1))
         if found is None and module != "builtins":
             found = self.member("builtins", head)
@@ -226,18 +226,14 @@ class SurfaceReader:
     def _locate(self, name: str) -> _Located:
         parts = name.split(".")
         stub = self._typeshed_stub(parts)
-        if stub is None:
-            for base in self.bases:  # a stub package, or a stub next to the source
-                for root in (base / f"{parts[0]}-stubs", base / parts[0]):
-                    folder = root.joinpath(*parts[1:])
-                    for candidate in (folder / "__init__.pyi", folder.with_suffix(".pyi") if parts[1:] else None):
-                        if candidate is not None and candidate.is_file():
-                            stub = candidate
-                            break
-                    if stub is not None:
-                        break
-                if stub is not None:
-                    break
+        if stub is None:  # a stub package (`pkg-stubs/`), or a stub next to the source
+            candidates = []
+            for base in self.bases:
+                stubs = base.joinpath(f"{parts[0]}-stubs", *parts[1:])
+                inline = base.joinpath(*parts)
+                candidates += [stubs / "__init__.pyi", *([stubs.with_suffix(".pyi")] if parts[1:] else []),
+                               inline / "__init__.pyi", inline.with_suffix(".pyi")]
+            stub = next((c for c in candidates if c.is_file()), None)
         source = extension = package_dir = site = None
         for base in self.bases:
             target = base.joinpath(*parts)
@@ -409,7 +405,7 @@ class SurfaceReader:
                 return self._member_from_info(module, node.value.id, aliased, stub, depth + 1, names)
         return Member("variable")
 
-    def _is_module(self, name: str) -> bool:
+    def is_module(self, name: str) -> bool:
         """Whether ``name`` is a module (``from os import path``), looked up again at most
         every ``revalidate_s`` seconds: each new hole asks it of every ``from`` import."""
         now = time.monotonic()
@@ -429,12 +425,12 @@ class SurfaceReader:
         would read half the library for one module."""
         if not source or depth >= MAX_DEPTH or (not follow and source.split(".")[0] != module.split(".")[0]):
             return Member("variable")
-        if self._is_module(f"{source}.{name}"):
+        if self.is_module(f"{source}.{name}"):
             return Member("module", f"{source}.{name}")
         if source == module:
             return Member("variable")
         try:
-            found = self.member(source, name, depth + 1)
+            found = self.member(source, name)
         except RecursionError:
             found = None
         return found if found is not None else Member("variable")
