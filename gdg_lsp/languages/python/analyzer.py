@@ -37,7 +37,7 @@ from gdg_lsp.languages.base import (
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import classes as python_classes
 from gdg_lsp.languages.python import coverage as python_coverage
-from gdg_lsp.languages.python import interpreter, scopes, surfaces
+from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
 from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names
 from gdg_lsp.languages.suggest import closest
@@ -514,8 +514,8 @@ class PythonAnalyzer(Analyzer):
                 while cls is not None and cls.type in _CLASS_BODY_BLOCKS:
                     cls = cls.parent
                 if cls is not None and cls.type == "class_definition":
-                    decorators = python_classes.tree_decorators(node)
-                    params = python_classes.tree_parameters(node.child_by_field_name("parameters"))
+                    decorators = signatures.tree_decorators(node)
+                    params = signatures.tree_parameters(node.child_by_field_name("parameters"))
                     if "staticmethod" in decorators or not params or params[0][1] not in ("positional", "posonly"):
                         return None
                     role = "class" if "classmethod" in decorators or node.child_by_field_name("name").text in (

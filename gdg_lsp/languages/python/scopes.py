@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gdg_lsp.languages.python import classes
+from gdg_lsp.languages.python import signatures
 
 FUNCTION_LIKE = frozenset({"function", "lambda"})
 COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"})
@@ -281,7 +281,7 @@ class _Builder:
         if name is not None:
             self.decl(scope, name, "Function", node.end_byte if scope.kind != "class" else node.end_byte,
                       signature=_text(params), returns=_text(returns) or None, is_async=bool(is_async),
-                      keywords=classes.function_keywords(node, method=scope.kind == "class"))
+                      keywords=signatures.function_keywords(node, method=scope.kind == "class"))
         if params is not None:
             self.params(params, inner)
         if scope.kind == "class":

@@ -44,7 +44,7 @@ from typeshed_client import parser as ts_parser
 
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
-from gdg_lsp.languages.python import classes
+from gdg_lsp.languages.python import classes, signatures
 from gdg_lsp.languages.python.interpreter import SearchPath
 
 logging.getLogger("typeshed_client").setLevel(logging.ERROR)  # unreadable star imports are reported by us
@@ -391,7 +391,7 @@ class SurfaceReader:
         if isinstance(node, ts_parser.OverloadedName):
             defs = [d for d in node.definitions if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if defs and len(defs) == len(node.definitions):
-                return Member("function", None, classes.merge_keywords(_function_keywords(d, stub) for d in defs))
+                return Member("function", None, signatures.merge_keywords(_function_keywords(d, stub) for d in defs))
             return Member("variable")
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return Member("function", None, _function_keywords(node, stub))
@@ -516,9 +516,9 @@ def _constructor_keywords(shape: classes.ClassShape) -> tuple[str, ...] | None:
 
 
 def _function_keywords(fn: ast.FunctionDef | ast.AsyncFunctionDef, stub: bool) -> tuple[str, ...] | None:
-    if not stub and any(d not in classes.SIGNATURE_KEEPING for d in classes.ast_decorators(fn)):
+    if not stub and any(d not in signatures.SIGNATURE_KEEPING for d in signatures.ast_decorators(fn)):
         return None
-    return classes.ast_keywords(fn, method=False)
+    return signatures.ast_keywords(fn, method=False)
 
 
 def _absolute(module: str, stmt: ast.ImportFrom, is_package: bool) -> str | None:
