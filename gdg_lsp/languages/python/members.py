@@ -104,6 +104,10 @@ _BUILTIN_KEYWORDS: BoundedCache[int, tuple[Any, dict[str, tuple[str, ...]]]] = B
     "python.builtin-keywords", 4)
 
 _CLASS_SURFACES: BoundedCache[tuple, tuple[tuple, Found]] = BoundedCache("python.class-surfaces", 1024)
+
+_RETAGGED: BoundedCache[tuple, tuple[Binding, Binding | None]] = BoundedCache("python.retagged-bindings", 8192)
+"""A receiver's binding with its ``members``/``keywords`` attrs, by the binding it was made
+from (kept beside it, so an id is never matched to another object) and its surface."""
 """Class and instance surfaces by the shapes of their MRO (a new hole does not rebuild them)."""
 
 
@@ -398,6 +402,15 @@ class MemberLayer:
             surface = found.get(binding.name)
             if surface is None:
                 return None
+            key = (id(binding), surface.label if surface.members is not None else None, surface.keywords)
+            kept = _RETAGGED.get(key)
+            if kept is not None and kept[0] is binding:
+                return kept[1]
+            new = _retag(binding, surface)
+            _RETAGGED.put(key, (binding, new))
+            return new
+
+        def _retag(binding: Binding, surface: Found) -> Binding | None:
             attrs = dict(binding.attrs)
             if surface.members is not None:
                 attrs["members"] = surface.label
