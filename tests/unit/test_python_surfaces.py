@@ -398,3 +398,14 @@ def test_platform_and_hasattr_guarded_attributes_are_not_warned_but_are_not_memb
     if sys.platform == "linux":
         hole = hole_in("import select\n\ndef f(a):\n    <cursor>\n")
         assert "select.kqueue" not in hole.gamma and "select.epoll" in hole.gamma  # Γ is this platform's
+
+
+def test_tilelang_api_members_count_as_slotted():
+    from gdg_lsp.languages.tilelang.analyzer import TileLangAnalyzer
+
+    code = "import tilelang.language as T\n\ndef f(a):\n    \n"
+    doc = Document("file:///k.py", "tilelang", 1, code, parse)
+    analyzer = TileLangAnalyzer()
+    hole = analyzer.hole_at(doc.snapshot(), code.index("    \n") + 4, WorkspaceContext())
+    coverage = analyzer.coverage("x = T.ceildiv(a, 2)", hole.gamma)
+    assert coverage.open == [] and coverage.ghosts == [] and coverage.slotted >= 2

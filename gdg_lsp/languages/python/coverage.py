@@ -124,13 +124,13 @@ def _attribute(node: Any, gamma: Gamma, shadowed: frozenset[str], scoped: bool, 
     obj = node.child_by_field_name("object")
     attr = _text(node.child_by_field_name("attribute"))
     receiver = _dotted(obj)
-    owner = gamma.lookup(receiver) if receiver is not None and receiver.split(".")[0] not in shadowed else None
-    if owner is None or "members" not in owner.attrs:
-        shown = (receiver or _text(obj))[:40]
-        out.open.append(f"attribute {attr} after {shown}")
-        return
-    if f"{receiver}.{attr}" in gamma:
+    known = receiver is not None and receiver.split(".")[0] not in shadowed
+    if known and f"{receiver}.{attr}" in gamma:  # one string of Γ (a member; TileLang's `T.copy`)
         _count_name(out, scoped)
+        return
+    owner = gamma.lookup(receiver) if known else None
+    if owner is None or "members" not in owner.attrs:
+        out.open.append(f"attribute {attr} after {(receiver or _text(obj))[:40]}")
     else:
         out.ghosts.append(f"{receiver}.{attr}")
 
