@@ -468,7 +468,7 @@ class PythonAnalyzer(Analyzer):
             return gamma, None
         reader = self.surface_reader(workspace)
         pos = analysis.byte(offset)
-        key = (pos, uri, id(reader))
+        key = (pos, uri, reader)  # the reader itself (an id could be reused by a later one)
         found = analysis.member_gammas.get(key)
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
@@ -776,7 +776,7 @@ class PythonAnalyzer(Analyzer):
             if not isinstance(decl, scopes.Decl) or decl.sort not in ("Module", "Import"):
                 continue
             if id(decl) not in modules:
-                kind = layer._binding_kind(Binding(decl.name, decl.sort, {k: v for k, v in decl.attrs.items()
+                kind = layer.binding_kind(Binding(decl.name, decl.sort, {k: v for k, v in decl.attrs.items()
                                                                            if v is not None}))
                 modules[id(decl)] = kind.target if isinstance(kind, python_members.Member) and kind.kind == "module" else None
             module = modules[id(decl)]

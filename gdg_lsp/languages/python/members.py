@@ -170,7 +170,7 @@ class MemberLayer:
             return self._class_ref(found) or found
         head, _, rest = dotted.partition(".")
         binding = self._gamma.lookup(head) if self._gamma is not None else None
-        current = self._binding_kind(binding) if binding is not None else None
+        current = self.binding_kind(binding) if binding is not None else None
         for part in rest.split(".") if rest else ():
             if not (isinstance(current, Member) and current.kind == "module" and current.target):
                 return None
@@ -178,7 +178,7 @@ class MemberLayer:
             current = self._class_ref(current) or current
         return current
 
-    def _binding_kind(self, binding: Binding) -> Member | ClassRef | None:
+    def binding_kind(self, binding: Binding) -> Member | ClassRef | None:
         attrs = binding.attrs
         if binding.sort == "Module":
             module = str(attrs.get("module", binding.name))
@@ -297,7 +297,7 @@ class MemberLayer:
             keywords = self._builtin_keywords().get(name)
             return Found("", None, "", keywords) if keywords is not None else None
         if binding.sort in ("Module", "Import", "Class"):
-            kind = self._binding_kind(binding)
+            kind = self.binding_kind(binding)
             if isinstance(kind, ClassRef):
                 return self.class_surface(kind, instance=False)
             if isinstance(kind, Member) and kind.kind == "module" and kind.target:
