@@ -409,3 +409,13 @@ def test_tilelang_api_members_count_as_slotted():
     hole = analyzer.hole_at(doc.snapshot(), code.index("    \n") + 4, WorkspaceContext())
     coverage = analyzer.coverage("x = T.ceildiv(a, 2)", hole.gamma)
     assert coverage.open == [] and coverage.ghosts == [] and coverage.slotted >= 2
+
+
+def test_a_chained_assignment_is_no_way_around_a_receivers_members(byte_cache):
+    """`x = self.` must go on with a member: `x = self.anything = 1` (a new attribute as
+    the second target of a chain) is refused, the first target may still declare one."""
+    hole = hole_in(CLASSES)
+    assert not accepts(byte_cache, hole, "size = self.anything = 1")
+    assert accepts(byte_cache, hole, "self.anything = size = 1")
+    assert accepts(byte_cache, hole, "size = self.width = 1")  # an existing member is a reference-shaped target
+    assert accepts(byte_cache, hole, "a = b = self.width")
