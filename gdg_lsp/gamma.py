@@ -191,15 +191,15 @@ class Gamma:
         """
         has = (has,) if isinstance(has, str) else tuple(has)
         lacks = (lacks,) if isinstance(lacks, str) else tuple(lacks)
+        filtered = bool(has or lacks or attr_filters)
         result = []
         for binding in self.visible().values():
             if sort is not None and not _matches(binding.sort, sort):
                 continue
-            if any(key not in binding.attrs for key in has) or any(key in binding.attrs for key in lacks):
-                continue
-            if any(
-                key not in binding.attrs or not _matches(binding.attrs[key], wanted)
-                for key, wanted in attr_filters.items()
+            if filtered and (
+                any(key not in binding.attrs for key in has) or any(key in binding.attrs for key in lacks)
+                or any(key not in binding.attrs or not _matches(binding.attrs[key], wanted)
+                       for key, wanted in attr_filters.items())
             ):
                 continue
             result.append(binding)
