@@ -123,7 +123,8 @@ def _normal(name: str) -> str:
 
 
 class SurfaceReader:
-    """Module surfaces for one interpreter and workspace (thread-safe)."""
+    """Module surfaces for one interpreter and workspace (thread-safe: its tables are
+    dictionaries replaced entry by entry, and the caches are BoundedCaches)."""
 
     def __init__(self, search: SearchPath, roots: Sequence[Path] = (), revalidate_s: float = 2.0,
                  max_modules: int = 256) -> None:
@@ -143,8 +144,7 @@ class SurfaceReader:
         self.generation = 0
         """Counts surfaces read: what callers kept from older surfaces is stale when it moved."""
         self._versions: dict[Path, tuple[int, dict[str, str]]] = {}
-        self._lock = threading.RLock()
-        self._reading: set[str] = set()
+        self._reading = threading.local()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -154,25 +154,30 @@ class SurfaceReader:
         checked = self._checked.get(name)
         if checked is not None and now - checked[0] < self.revalidate_s:
             return checked[1]
-        with self._lock:
-            if name in self._reading:  # a cycle (a imports b imports a): open, this once
-                return Surface(f"module {name}", None, "imports itself through another module")
-            located = self._locate(name)
-            version = self._version(name, located)
-            key = (name, _identity(located.stub), _identity(located.source), str(located.extension), version)
-            surface = self._surfaces.get(key)
-            if surface is None:
-                self.generation += 1  # a module read anew (first time, or its files or version changed)
-                self._reading.add(name)
-                try:
-                    surface = self._surfaces.put(key, replace(self._read(name, located, version),
-                                                              stamp=hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest()))
-                finally:
-                    self._reading.discard(name)
-            if len(self._checked) > 4 * self._surfaces.limit:
-                self._checked.clear()
-            self._checked[name] = (now, surface)
-            return surface
+        # No lock is held while a module is read (the event loop must not wait for the decode
+        # thread's first read of a big stub): two threads may read one module at once, and
+        # the second result replaces the first. A cycle is caught per thread.
+        reading = getattr(self._reading, "names", None)
+        if reading is None:
+            reading = self._reading.names = set()
+        if name in reading:  # a cycle (a imports b imports a): open, this once
+            return Surface(f"module {name}", None, "imports itself through another module")
+        located = self._locate(name)
+        version = self._version(name, located)
+        key = (name, _identity(located.stub), _identity(located.source), str(located.extension), version)
+        surface = self._surfaces.get(key)
+        if surface is None:
+            self.generation += 1  # a module read anew (first time, or its files or version changed)
+            reading.add(name)
+            try:
+                surface = self._surfaces.put(key, replace(self._read(name, located, version),
+                                                          stamp=hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest()))
+            finally:
+                reading.discard(name)
+        if len(self._checked) > 4 * self._surfaces.limit:
+            self._checked.clear()
+        self._checked[name] = (now, surface)
+        return surface
 
     def member(self, module: str, name: str) -> Member | None:
         """What ``module.name`` is (None: not a member, or the surface is open)."""
