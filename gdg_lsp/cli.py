@@ -247,7 +247,9 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     print(prefix + suggestion.text)
     print(
         f"gdg-lsp: rung={suggestion.rung or 'none'} tokens={suggestion.tokens} "
-        f"{suggestion.timings.get('total', 0) * 1000:.0f} ms (model load {load_seconds:.1f} s)",
+        f"{suggestion.timings.get('total', 0) * 1000:.0f} ms (model load {load_seconds:.1f} s)"
+        + (f"; open positions (not checked against Γ): {'; '.join(suggestion.open_positions)}"
+           if suggestion.open_positions else ""),
         file=sys.stderr,
     )
     return 0

@@ -78,6 +78,16 @@ class P4Settings:
 
 
 @attrs.define(frozen=True)
+class PythonSettings:
+    interpreter: str = ""
+    """The Python whose installed modules form the member surfaces (a ``python``
+    executable or a virtual environment folder); empty: the workspace's ``.venv``/``venv``
+    if there is one, else the server's own (languages/python/interpreter.py)."""
+    member_warnings: bool = True
+    """Warn about an attribute of a module that the module does not have."""
+
+
+@attrs.define(frozen=True)
 class TileLangSettings:
     version: str = "latest"
 
@@ -153,6 +163,7 @@ class Settings:
     diagnostics: bool = True
     inline: bool = True
     sql: SqlSettings = attrs.field(factory=SqlSettings)
+    python: PythonSettings = attrs.field(factory=PythonSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
     shell: ShellSettings = attrs.field(factory=ShellSettings)

@@ -39,7 +39,7 @@ class LanguageSpec:
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("python", "gdg_lsp.languages.python.analyzer:PythonAnalyzer", (".py", ".pyi"),
-                 bench="gdg_lsp.languages.python.bench"),
+                 bench="gdg_lsp.languages.python.bench", settings="python"),
     LanguageSpec("tilelang", "gdg_lsp.languages.tilelang.analyzer:TileLangAnalyzer",
                  claims=("python", "gdg_lsp.languages.tilelang.detect:imports_tilelang"),
                  bench="gdg_lsp.languages.tilelang.bench", settings="tilelang"),
