@@ -83,6 +83,20 @@ class StatementEffects:
 
 
 @dataclass
+class Coverage:
+    """The reference positions of one generated statement (``Analyzer.coverage``)."""
+
+    slotted: int = 0
+    """Positions where the grammar allowed only names of Γ."""
+    checked: int = 0
+    """Positions the grammar left open but the analyzer checked once the statement was complete."""
+    open: list[str] = field(default_factory=list)
+    """Positions nothing restricted (an attribute of a value of unknown type...), described."""
+    ghosts: list[str] = field(default_factory=list)
+    """References a check found naming nothing (the statement is dropped)."""
+
+
+@dataclass
 class WorkspaceContext:
     """Where the analyzer may look for files beyond the document (read-only)."""
 
@@ -152,6 +166,12 @@ class Analyzer(abc.ABC):
         the executor drops a statement for which this is not empty.
         """
         return []
+
+    def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
+        """How the reference positions of a statement decoded at a guaranteed rung were
+        covered (None: every one was a Γ-slot, nothing to report). The executor drops a
+        statement whose coverage lists ghosts, and reports the open positions."""
+        return None
 
     def replay_text(self, raw: str) -> str:
         """The typed region text as the grammar should see it (e.g. line breaks inside

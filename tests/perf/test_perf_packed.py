@@ -163,8 +163,12 @@ def test_default_model_layers_are_lossless_4bit_and_decode_the_fp32_tokens():
     from gdg_lsp.backends import models
 
     spec = models.resolve("default")
+    from gdg_lsp.settings import Settings
+
     exact = models.load(spec, "cpu", engine="lean")
-    packed = models.load(spec, "cpu", engine="lean-packed")
+    default = Settings()  # what a user gets: the engine and threads chosen by `bench perf --only engines`
+    packed = models.load(spec, "cpu", threads=default.threads, engine=default.engine)
+    assert packed.quant == "packed" and torch.get_num_threads() == 1
     assert all(layer.gate_up.kind.startswith("int4") for layer in packed.weights.layers)
     source = sorted(Path("/work/shared/corpus/python").rglob("*.py")) if Path("/work/shared/corpus/python").is_dir() else []
     text = source[0].read_text(encoding="utf-8", errors="replace") if source else "import os\n\n\ndef main(argv):\n"

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 RESERVED = frozenset(
     """
     add all alter and as asc between by case cast check collate column constraint create cross
+    current_date current_time current_timestamp
     default delete desc distinct drop else end escape except exists false foreign from full glob
-    group having if in index inner insert intersect into is join key left like limit natural
+    group having if ilike in index inner insert intersect into is join key left like limit natural
     not null offset on or order outer over partition primary recursive references replace
     returning right select set table temp temporary then true union unique update using values
     view when where window with
