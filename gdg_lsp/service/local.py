@@ -12,20 +12,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gdg_lsp import languages
+from gdg_lsp import languages, prompt_shapes
 from gdg_lsp.backends.base import ModelBackend, stats_of
 from gdg_lsp.backends.lean.batching import SlotPool
-from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.executor import Execution, Executor, Prompt
+from gdg_lsp.executor import Execution, Executor
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
+from gdg_lsp.service import prompt as prompts
+from gdg_lsp.service import suffix
 from gdg_lsp.settings import Settings
-
-WINDOW_QUANTUM = 16
-"""The prompt window starts on a multiple of this many lines, so that successive
-requests in one region share their prompt prefix (and the model's KV cache)."""
 
 
 @dataclass
@@ -42,6 +39,10 @@ class Suggestion:
     hole: Hole | None = None
     execution: Execution | None = None
     prompt_tokens: int = 0
+    prompt_template: str = prompt_shapes.PREFIX_ONLY
+    """The FIM family whose layout the prompt used, or prefix-only."""
+    suffix_tokens: int = 0
+    """Tokens of text after the cursor in the prompt (FIM models only)."""
     reused_tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -88,26 +89,11 @@ class Suggestion:
             "tokens": self.tokens,
             "freeBits": round(self.free_bits, 2) if self.free_bits is not None else None,
             "promptTokens": self.prompt_tokens,
+            "promptTemplate": self.prompt_template,
+            "suffixTokens": self.suffix_tokens,
             "reusedTokens": self.reused_tokens,
             "timingsMs": {k: round(v * 1000, 2) for k, v in self.timings.items()},
         }
-
-
-def window_start(text: str, cursor: int, floor: int, max_chars: int) -> int:
-    """Start of the prompt window: a line start at most ``max_chars`` before the
-    cursor, rounded forward to a multiple of WINDOW_QUANTUM lines, never after
-    ``floor`` (the start of the hole's first line)."""
-    lo = max(0, cursor - max_chars)
-    start = 0 if lo == 0 else text.find("\n", lo - 1, cursor) + 1
-    if lo and start == 0:  # no line break in reach: the window is the line itself
-        start = text.rfind("\n", 0, cursor) + 1
-    line_no = text.count("\n", 0, start)
-    for _ in range(-(-line_no // WINDOW_QUANTUM) * WINDOW_QUANTUM - line_no):
-        nxt = text.find("\n", start, cursor)
-        if nxt < 0:
-            break
-        start = nxt + 1
-    return min(start, floor)
 
 
 class CompletionService:
@@ -121,6 +107,8 @@ class CompletionService:
         self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
         self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
         self.grammars = GrammarCache(backend.vocab)  # shared: it is thread-safe
+        self.template = prompt_shapes.detect(backend.vocab)
+        """The model's fill-in-the-middle layout, or None (prefix-only prompts)."""
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
 
@@ -180,7 +168,7 @@ class CompletionService:
         if isinstance(hole, NoHole):
             return Suggestion("", offset, offset, analyzer.name, settings.constraint, reason=hole.reason,
                               timings={"analysis": analysed - began, "total": analysed - began})
-        prompt, prompt_tokens = self._prompt(snapshot, hole, analyzer, settings)
+        prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
         execution = Executor(analyzer, decoder, self.grammars).run(
@@ -190,47 +178,18 @@ class CompletionService:
         done = time.perf_counter()
         reused = stats_of(backend).reused_tokens - reused_before
         reason = None
+        fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
+            else suffix.Fit(execution.text, hole.replace_end)
         if not execution.text:
             dropped = [s.dropped for s in execution.statements if s.dropped]
             reason = dropped[0] if dropped else f"the model produced nothing ({execution.stop_reason})"
+        elif not fitted.text.strip():
+            reason = suffix.REPEATS_ONLY
         return Suggestion(
-            text=execution.text, start=hole.cursor, end=hole.replace_end, language=analyzer.name,
+            text=fitted.text if fitted.text.strip() else "", start=hole.cursor, end=fitted.end, language=analyzer.name,
             constraint=settings.constraint, rung=execution.rung, stop_reason=execution.stop_reason,
-            reason=reason, hole=hole, execution=execution, prompt_tokens=prompt_tokens, reused_tokens=reused,
+            reason=reason, hole=hole, execution=execution, prompt_tokens=len(prompt.ids), reused_tokens=reused,
+            prompt_template=shape.template, suffix_tokens=shape.suffix_tokens,
             timings={"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
                      "total": done - began},
         )
-
-    def _prompt(self, snapshot: Snapshot, hole: Hole, analyzer: Analyzer, settings: Settings) -> tuple[Prompt, int]:
-        text = snapshot.text
-        context = analyzer.prompt_context(snapshot, hole, self.workspace)
-        line_start = text.rfind("\n", 0, hole.cursor) + 1
-        region_line = text.rfind("\n", 0, hole.region_start) + 1
-        budget_chars = settings.context_tokens * 3
-        start = window_start(text, hole.cursor, region_line, max(budget_chars - len(context), 256))
-        body = text[start : hole.cursor]
-        prompt_text = context + body
-        encoding = self.vocab.encode(prompt_text)
-        while len(encoding.ids) > settings.context_tokens and start < region_line:
-            # the character estimate was generous: drop whole quanta of lines
-            cut = body.find("\n", 0)
-            for _ in range(WINDOW_QUANTUM - 1):
-                nxt = body.find("\n", cut + 1)
-                if nxt < 0 or start + nxt + 1 > region_line:
-                    break
-                cut = nxt
-            if cut < 0:
-                break
-            start += cut + 1
-            body = text[start : hole.cursor]
-            prompt_text = context + body
-            encoding = self.vocab.encode(prompt_text)
-        region_p = len(context) + hole.region_start - start
-        floor = len(context) + line_start - start if hole.region_start < line_start else 0
-        split = healing.split(prompt_text, encoding, self.vocab, floor=floor)
-        if split.heal_start >= region_p:
-            replay = analyzer.replay_text(prompt_text[region_p : split.heal_start])
-            outside = 0
-        else:
-            replay, outside = "", region_p - split.heal_start
-        return Prompt(split.ids, split.heal_text, outside, replay), len(split.ids)
