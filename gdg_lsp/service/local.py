@@ -21,7 +21,8 @@ from gdg_lsp.executor import Execution, Executor
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
 from gdg_lsp.service import prompt as prompts
-from gdg_lsp.service import suffix
+from gdg_lsp.service import candidates, suffix
+from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.settings import Settings
 
 
@@ -45,6 +46,8 @@ class Suggestion:
     """Tokens of text after the cursor in the prompt (FIM models only)."""
     reused_tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)
+    """Every distinct candidate, best first (``text`` is the first one's); one unless ``gdg.candidates`` > 1."""
 
     @property
     def open_positions(self) -> list[str]:
@@ -92,6 +95,7 @@ class Suggestion:
             "promptTemplate": self.prompt_template,
             "suffixTokens": self.suffix_tokens,
             "reusedTokens": self.reused_tokens,
+            "candidates": [c.summary() for c in self.candidates],
             "timingsMs": {k: round(v * 1000, 2) for k, v in self.timings.items()},
         }
 
@@ -158,6 +162,29 @@ class CompletionService:
         with self._lock:  # one decode at a time: the backend's KV cache is shared
             return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
 
+    @staticmethod
+    def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
+                      settings: Settings, deadline: float, cancel: threading.Event | None) -> list[Candidate]:
+        """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
+        ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix."""
+        wanted = settings.candidates
+        parser = analyzer.parser() if wanted > 1 else None
+        found: list[Candidate] = []
+        seen: set[tuple[str, int]] = set()
+        for attempt in range(1 + (wanted - 1) * candidates.ATTEMPTS_PER_CANDIDATE):
+            if attempt and (len(found) >= wanted or time.monotonic() > deadline or (cancel and cancel.is_set())):
+                break
+            execution = first if attempt == 0 else run(candidates.SAMPLING_TEMPERATURE, attempt)
+            fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
+                else suffix.Fit(execution.text, hole.replace_end)
+            if not fitted.text.strip() or (fitted.text, fitted.end) in seen:
+                continue
+            seen.add((fitted.text, fitted.end))
+            parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \
+                if wanted > 1 else None
+            found.append(Candidate(fitted.text, fitted.end, execution, parses))
+        return candidates.rank(found) if wanted > 1 else found
+
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
                   measure_free_bits: bool, backend: Any, decoder: Any) -> Suggestion:
         began = time.perf_counter()
@@ -171,25 +198,30 @@ class CompletionService:
         prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
-        execution = Executor(analyzer, decoder, self.grammars).run(
-            hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
-            measure_free_bits=measure_free_bits,
-        )
+        executor = Executor(analyzer, decoder, self.grammars)
+
+        def run(temperature: float = 0.0, seed: int | None = None) -> Execution:
+            return executor.run(hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline,
+                                cancel, temperature=temperature, seed=seed, measure_free_bits=measure_free_bits)
+
+        execution = run()
+        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel)
         done = time.perf_counter()
         reused = stats_of(backend).reused_tokens - reused_before
+        best = found[0] if found else None
         reason = None
-        fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
-            else suffix.Fit(execution.text, hole.replace_end)
-        if not execution.text:
+        if best is None and not execution.text:
             dropped = [s.dropped for s in execution.statements if s.dropped]
             reason = dropped[0] if dropped else f"the model produced nothing ({execution.stop_reason})"
-        elif not fitted.text.strip():
+        elif best is None:
             reason = suffix.REPEATS_ONLY
+        execution = best.execution if best is not None else execution
         return Suggestion(
-            text=fitted.text if fitted.text.strip() else "", start=hole.cursor, end=fitted.end, language=analyzer.name,
-            constraint=settings.constraint, rung=execution.rung, stop_reason=execution.stop_reason,
-            reason=reason, hole=hole, execution=execution, prompt_tokens=len(prompt.ids), reused_tokens=reused,
-            prompt_template=shape.template, suffix_tokens=shape.suffix_tokens,
+            text=best.text if best else "", start=hole.cursor, end=best.end if best else hole.replace_end,
+            language=analyzer.name, constraint=settings.constraint, rung=execution.rung,
+            stop_reason=execution.stop_reason, reason=reason, hole=hole, execution=execution,
+            prompt_tokens=len(prompt.ids), reused_tokens=reused, prompt_template=shape.template,
+            suffix_tokens=shape.suffix_tokens, candidates=found,
             timings={"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
                      "total": done - began},
         )

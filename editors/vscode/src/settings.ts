@@ -18,6 +18,7 @@ export const SERVER_KEYS = [
   "maxLines",
   "contextTokens",
   "suffix",
+  "candidates",
   "threads",
   "batchSize",
   "diagnostics",
