@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from gdg_lsp import languages
 from gdg_lsp.languages.cases import HoleCase
 from gdg_lsp.latency import percentile
@@ -49,14 +51,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="keep only holes whose original code matches REGEX (e.g. '\\b\\w+\\.\\w' for attribute references)")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
+    parser.add_argument("--holes", default="line", choices=("line", "midline"),
+                        help="line: a statement's line emptied; midline: a call's arguments removed, the cursor "
+                             "between ( and ) (languages whose plug-in cuts them: python)")
+    parser.add_argument("--prompt", default="", metavar="VARIANTS",
+                        help="prompt variants side by side, comma-separated: prefix-only (gdg.suffix off), "
+                             "suffix (gdg.suffix on: FIM models see the text after the cursor, suggestions are "
+                             "fitted before it); default: the settings' own")
     parser.add_argument("--sql-prompt", default="schema",
                         help="SQL: the prompt(s) the model sees, comma-separated: schema, plain "
                              "(both: each arm runs once per prompt, reported side by side as arm/prompt)")
     return parser.parse_args(argv)
 
 
+PROMPT_VARIANTS = {"prefix-only": False, "suffix": True}
+"""--prompt: the value of gdg.suffix each variant runs with."""
+
+
 def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
-    """The plug-in's prompt variants asked for (SQL: --sql-prompt), or [None]."""
+    """The prompt variants asked for (--prompt, else the plug-in's: SQL --sql-prompt), or [None]."""
+    if getattr(args, "prompt", ""):
+        asked = [v.strip() for v in args.prompt.split(",") if v.strip()]
+        unknown = [v for v in asked if v not in PROMPT_VARIANTS]
+        if unknown or not asked:
+            raise SystemExit(f"--prompt: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(PROMPT_VARIANTS)}")
+        return asked
     known = getattr(plugin, "VARIANTS", None)
     if not known:
         return [None]
@@ -89,6 +108,9 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "oracle_pass_rate": sum(r["passed"] for r in mine) / len(mine),
             "exact_match": sum(r["exact"] for r in mine) / len(mine),
             "empty_rate": sum(1 for r in mine if not r["suggestion"].strip()) / len(mine),
+            "answered": sum(1 for r in mine if r["suggestion"].strip()),
+            "edit_similarity": statistics.mean(r.get("similarity", 0.0) for r in mine),
+            "repeats_suffix": sum(1 for r in mine if r.get("repeats_suffix")),
             "tokens_mean": statistics.mean(r["tokens"] for r in mine),
             "free_bits_mean": statistics.mean(r["free_bits"] for r in mine),
             "latency_p50_ms": percentile(latencies, 0.5),
@@ -128,6 +150,9 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     if flags:
         lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
         lines += [f"| {arm} | " + " | ".join(f"{m.get(f, 0):.0%}" for f in flags) + " |" for arm, m in table.items()]
+    lines += ["", "| arm | answered | exact | edit similarity | parse | repeats the suffix |", "|---|---|---|---|---|---|"]
+    lines += [f"| {arm} | {m['answered']}/{m['holes']} | {m['exact_match']:.0%} | {m['edit_similarity']:.2f} | "
+              f"{m['parse_rate']:.0%} | {m['repeats_suffix']} |" for arm, m in table.items()]
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -175,6 +200,30 @@ def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Pa
     return paths
 
 
+def applied(case: HoleCase, suggestion: Any) -> str:
+    """What the hole holds once the item is accepted: the suggestion for a line hole; for a
+    mid-line hole the rest of the line from the cursor (the suggestion, then what its range
+    left of the line), whether the item inserted before the suffix or replaced it."""
+    if not case.meta.get("midline"):
+        return suggestion.text
+    return (suggestion.text + case.text[suggestion.end :]).split("\n", 1)[0]
+
+
+def edit_similarity(got: str, expected: str) -> float:
+    """Normalized Levenshtein similarity of the stripped texts (1.0: equal)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return float(Levenshtein.normalized_similarity(got.strip(), expected.strip()))
+
+
+def repeats_suffix(case: HoleCase, suggestion: Any) -> bool:
+    """The accepted item leaves the text after the cursor twice: the suggestion was inserted
+    (the suffix kept) and itself ends with that suffix."""
+    rest = case.meta.get("rest", "")
+    return bool(rest.strip() and suggestion.text.strip() and suggestion.end == suggestion.start
+                and suggestion.text.rstrip().endswith(rest.strip()))
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from gdg_lsp.backends import models
     from gdg_lsp.languages.base import WorkspaceContext
@@ -186,11 +235,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     variants = _variants(plugin, args)
     labels = [arm if len(variants) == 1 else f"{arm}/{variant}" for arm in arms for variant in variants]
     cases: list[HoleCase]
+    cut = plugin.cut_holes
+    if getattr(args, "holes", "line") == "midline":
+        cut = getattr(plugin, "cut_midline_holes", None)
+        if cut is None:
+            raise SystemExit(f"--holes midline: the {args.lang} plug-in cuts no mid-line holes")
     if getattr(args, "filter", ""):  # a kind of hole (attribute references...): cut more, keep those that match
         pattern = re.compile(args.filter)
-        cases = [c for c in plugin.cut_holes(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]
+        cases = [c for c in cut(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]
     else:
-        cases = plugin.cut_holes(args.corpus, args.n, args.seed)
+        cases = cut(args.corpus, args.n, args.seed)
     print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)
     device, warning = models.resolve_device(args.device)
     if warning:
@@ -213,13 +267,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # Untimed: put this document's prompt in the KV cache, as an editor session
                 # has it when the user types, so that no arm pays a cold prefill for the others.
                 prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
-                prime = plugin.variant_settings(prime, variant) if variant is not None else prime
+                prime = plugin.variant_settings(prime, variant) if variant is not None and variant not in PROMPT_VARIANTS \
+                    else prime
                 service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
                 service.complete(doc.snapshot(), case.cursor, prime)
             # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
-            if variant is not None:
+            if variant in PROMPT_VARIANTS:
+                settings = attrs.evolve(settings, suffix=PROMPT_VARIANTS[variant])
+            elif variant is not None:
                 settings = plugin.variant_settings(settings, variant)
             if settings_for is not None:
                 settings = settings_for(case, settings)
@@ -228,13 +285,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             suggestion = service.complete(doc.snapshot(), case.cursor, settings, measure_free_bits=True)
             # again, as the next keystroke's request would: the grammar is compiled now
             warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
-            verdict = plugin.check(case, suggestion.text)
+            got = applied(case, suggestion)
+            verdict = plugin.check(case, got)
             rows.append({
                 "case": case.case_id, "arm": arm if len(variants) == 1 else f"{arm}/{variant}",
                 "suggestion": suggestion.text, "expected": case.expected,
                 "rung": suggestion.rung, "stop": suggestion.stop_reason, "reason": suggestion.reason,
                 "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
-                "exact": suggestion.text.strip() == case.expected.strip(), "tokens": suggestion.tokens,
+                "exact": got.strip() == case.expected.strip(), "tokens": suggestion.tokens,
+                "similarity": edit_similarity(got, case.expected), "repeats_suffix": repeats_suffix(case, suggestion),
+                "range": [suggestion.start, suggestion.end], "prompt_template": suggestion.prompt_template,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
                 "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
@@ -255,7 +315,7 @@ def main(argv: list[str]) -> int:
     stem = f"quality-{args.lang}"
     (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     command = "gdg-lsp bench quality " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "quality"] else [])
-    header = (f"### {args.lang}: {report['n']} holes, model {report['model']} on {report['device']}, "
+    header = (f"### {args.lang}: {report['n']} {getattr(args, 'holes', 'line')} holes, model {report['model']} on {report['device']}, "
               f"seed {args.seed}, max {args.max_tokens} tokens\n\n`{command.strip()}`")
     md = markdown(report["summary"], header)
     (args.out / f"{stem}.md").write_text(md, encoding="utf-8")
