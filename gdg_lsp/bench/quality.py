@@ -22,6 +22,7 @@ import attrs
 
 from gdg_lsp import languages
 from gdg_lsp.languages.cases import HoleCase
+from gdg_lsp.service import suffix
 from gdg_lsp.latency import percentile
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
@@ -88,7 +89,7 @@ def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
 
 _CORE_FLAGS = {"parsed", "passed", "match", "exact"}
 """Oracle facts the main table already has (under its own names)."""
-_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate", "attribute_ghost_rate",
+_CORE_RATES = {"ghost_rate", "parse_rate", "answered_parse_rate", "oracle_pass_rate", "empty_rate", "attribute_ghost_rate",
                *(f"{flag}_rate" for flag in _CORE_FLAGS)}
 
 
@@ -108,7 +109,9 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "oracle_pass_rate": sum(r["passed"] for r in mine) / len(mine),
             "exact_match": sum(r["exact"] for r in mine) / len(mine),
             "empty_rate": sum(1 for r in mine if not r["suggestion"].strip()) / len(mine),
-            "answered": sum(1 for r in mine if r["suggestion"].strip()),
+            "answered": sum(1 for r in mine if r.get("answered", bool(r["suggestion"].strip()))),
+            "answered_parse_rate": sum(1 for r in mine if r.get("answered") and r["parsed"])
+            / max(1, sum(1 for r in mine if r.get("answered"))),
             "edit_similarity": statistics.mean(r.get("similarity", 0.0) for r in mine),
             "repeats_suffix": sum(1 for r in mine if r.get("repeats_suffix")),
             "tokens_mean": statistics.mean(r["tokens"] for r in mine),
@@ -150,9 +153,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     if flags:
         lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
         lines += [f"| {arm} | " + " | ".join(f"{m.get(f, 0):.0%}" for f in flags) + " |" for arm, m in table.items()]
-    lines += ["", "| arm | answered | exact | edit similarity | parse | repeats the suffix |", "|---|---|---|---|---|---|"]
+    lines += ["", "| arm | answered (the item changes the hole) | exact | edit similarity | answered that parse "
+              "| repeats the suffix |", "|---|---|---|---|---|---|"]
     lines += [f"| {arm} | {m['answered']}/{m['holes']} | {m['exact_match']:.0%} | {m['edit_similarity']:.2f} | "
-              f"{m['parse_rate']:.0%} | {m['repeats_suffix']} |" for arm, m in table.items()]
+              f"{m['answered_parse_rate']:.0%} | {m['repeats_suffix']} |" for arm, m in table.items()]
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -218,10 +222,17 @@ def edit_similarity(got: str, expected: str) -> float:
 
 def repeats_suffix(case: HoleCase, suggestion: Any) -> bool:
     """The accepted item leaves the text after the cursor twice: the suggestion was inserted
-    (the suffix kept) and itself ends with that suffix."""
+    (the suffix kept) and itself ends with that suffix, closing what the suffix closes
+    (``a)`` before ``)``; ``f(x)`` before ``)`` closes its own bracket and is fine)."""
     rest = case.meta.get("rest", "")
     return bool(rest.strip() and suggestion.text.strip() and suggestion.end == suggestion.start
-                and suggestion.text.rstrip().endswith(rest.strip()))
+                and suggestion.text.rstrip().endswith(rest.strip()) and suffix.closes_outer(suggestion.text))
+
+
+def changes_the_hole(case: HoleCase, got: str) -> bool:
+    """The item does something: not empty, and (mid-line) not the suffix written back."""
+    return bool(got.strip()) and got.strip() != case.meta.get("rest", "").strip() if case.meta.get("midline") \
+        else bool(got.strip())
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -294,6 +305,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
                 "exact": got.strip() == case.expected.strip(), "tokens": suggestion.tokens,
                 "similarity": edit_similarity(got, case.expected), "repeats_suffix": repeats_suffix(case, suggestion),
+                "answered": changes_the_hole(case, got),
                 "range": [suggestion.start, suggestion.end], "prompt_template": suggestion.prompt_template,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,

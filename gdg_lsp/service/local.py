@@ -166,18 +166,25 @@ class CompletionService:
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
                       settings: Settings, deadline: float, cancel: threading.Event | None) -> list[Candidate]:
         """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
-        ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix."""
+        ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix.
+        When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the
+        model closing the call at once), sampled ones are drawn even for one candidate: a
+        suggestion is possible there, and silence is not one."""
         wanted = settings.candidates
         parser = analyzer.parser() if wanted > 1 else None
         found: list[Candidate] = []
         seen: set[tuple[str, int]] = set()
-        for attempt in range(1 + (wanted - 1) * candidates.ATTEMPTS_PER_CANDIDATE):
+        only_suffix = False
+        for attempt in range(1 + max(wanted - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE):
             if attempt and (len(found) >= wanted or time.monotonic() > deadline or (cancel and cancel.is_set())):
                 break
+            if attempt and wanted == 1 and not only_suffix:
+                break  # one candidate: a second decode only when the first just wrote the suffix back
             execution = first if attempt == 0 else run(candidates.SAMPLING_TEMPERATURE, attempt)
             fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
                 else suffix.Fit(execution.text, hole.replace_end)
             if not fitted.text.strip() or (fitted.text, fitted.end) in seen:
+                only_suffix = only_suffix or (attempt == 0 and bool(execution.text.strip()))
                 continue
             seen.add((fitted.text, fitted.end))
             parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \

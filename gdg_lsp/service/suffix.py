@@ -6,7 +6,9 @@ When the suggestion ends with exactly the text it replaces, inserting the part
 before it at the cursor gives the same line: that is the edit shown, so the
 ghost text never repeats what the user already sees after the cursor (and the
 editor keeps the user's own closers). When it does not (the model closed the
-call and went on: ``a) + 1``), replacing the rest of the line is the better
+call and went on: ``a) + 1``), or when what would be inserted closes the
+bracket the suffix closes (``a) == b(c`` before ``)``: the same line, but a
+ghost text that reads wrong), replacing the rest of the line is the better
 edit and is kept: the document never ends up with the suffix twice.
 
 Holes that replace nothing while text follows (a SQL or jq cursor in mid-line)
@@ -34,6 +36,34 @@ class Fit:
     """What was dropped from the end of the suggestion because the document already has it."""
 
 
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def closes_outer(text: str) -> bool:
+    """``text`` closes a bracket it did not open (one opened before the cursor), string
+    literals skipped: inserted before the user's closers, it would end the call early."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _OPENERS:
+            depth += 1
+        elif ch in _OPENERS.values():
+            depth -= 1
+            if depth < 0:
+                return True
+        i += 1
+    return False
+
+
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
@@ -54,6 +84,8 @@ def fit(text: str, document: str, cursor: int, replace_end: int) -> Fit:
         if not body.endswith(core):
             return Fit(text, replace_end)  # the suggestion rewrites the rest of the line
         kept = body[: len(body) - len(core)]
+        if closes_outer(kept):  # ``a) == b(c`` before ``)``: same line, but the replacement reads right
+            return Fit(text, replace_end)
         if rest[:1] in (" ", "\t"):  # the user's blank before the closers stays theirs
             kept = kept.rstrip(" \t")
         return Fit(kept, cursor, text[len(kept):])

@@ -93,7 +93,7 @@ def test_midline_holes_are_cut_between_a_calls_parentheses(corpus):
 
 
 def test_an_accepted_item_is_judged_on_the_line_it_leaves(corpus):
-    from gdg_lsp.bench.quality import applied, edit_similarity, repeats_suffix
+    from gdg_lsp.bench.quality import applied, changes_the_hole, edit_similarity, repeats_suffix
     from gdg_lsp.languages.python import bench
 
     case = bench.cut_midline_holes(corpus, 1, seed=0)[0]
@@ -106,6 +106,9 @@ def test_an_accepted_item_is_judged_on_the_line_it_leaves(corpus):
     assert applied(case, doubled) == case.expected + ")"
     assert repeats_suffix(case, doubled) and not repeats_suffix(case, inserted) and not repeats_suffix(case, replaced)
     assert 0.0 < edit_similarity("abcd", "abce") < 1.0
+    own = _Item("f(x)", case.cursor, case.cursor)  # closes its own bracket: not a repeat
+    assert not repeats_suffix(case, own)
+    assert not changes_the_hole(case, ")") and changes_the_hole(case, "x)")
 
 
 def test_prompt_variants_are_reported_side_by_side():
@@ -114,10 +117,10 @@ def test_prompt_variants_are_reported_side_by_side():
 
     args = parse_args(["--prompt", "prefix-only,suffix", "--holes", "midline"])
     assert _variants(bench, args) == ["prefix-only", "suffix"] and PROMPT_VARIANTS["prefix-only"] is False
-    rows = [dict(_row("scope/prefix-only", [], 100), suggestion="a", similarity=0.5, repeats_suffix=True),
-            dict(_row("scope/suffix", [], 100), suggestion="", similarity=0.0)]
+    rows = [dict(_row("scope/prefix-only", [], 100), suggestion="a", similarity=0.5, repeats_suffix=True, answered=True),
+            dict(_row("scope/suffix", [], 100), suggestion="", similarity=0.0, answered=False)]
     table = summarize(rows, ["scope/prefix-only", "scope/suffix"])
     assert table["scope/prefix-only"]["answered"] == 1 and table["scope/suffix"]["answered"] == 0
     text = markdown(table, "# t")
     assert "| scope/prefix-only | 1/1 | 0% | 0.50 | 100% | 1 |" in text
-    assert "| scope/suffix | 0/1 | 0% | 0.00 | 100% | 0 |" in text
+    assert "| scope/suffix | 0/1 | 0% | 0.00 | 0% | 0 |" in text

@@ -87,3 +87,35 @@ async def test_the_inline_completion_lists_every_candidate():
         assert [i["insertText"] for i in items] == [c["text"] for c in info["candidates"]]
         assert 2 <= len(items) <= 3
         assert len({i["insertText"] for i in items}) == len(items)
+
+
+def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried_sampled():
+    """At ``len(|)`` a small model often closes the call at once: fitted, that is nothing.
+    One sampled decode more is drawn then (and only then), even for one candidate."""
+    import time
+
+    from gdg_lsp.executor import Execution, StopReason
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.python.analyzer import PythonAnalyzer
+
+    calls = []
+
+    def run(temperature=0.0, seed=None):
+        calls.append((temperature, seed))
+        return Execution("ab)", [], StopReason.MAX_LINES)
+
+    code = "def f(ab):\n    y = len()\n"
+    doc = Document("file:///r.py", "python", 1, code, parse)
+    analyzer = PythonAnalyzer()
+    hole = analyzer.hole_at(doc.snapshot(), code.index("len(") + 4, WorkspaceContext())
+
+    def alternatives(first_text, settings):
+        calls.clear()
+        return CompletionService._alternatives(Execution(first_text, [], StopReason.MAX_LINES), run, doc.snapshot(),
+                                               hole, analyzer, settings, time.monotonic() + 30, None)
+
+    found = alternatives(")", Settings())
+    assert [(c.text, c.end) for c in found] == [("ab", hole.cursor)] and calls == [(cands.SAMPLING_TEMPERATURE, 1)]
+    assert [c.text for c in alternatives("ab)", Settings())] == ["ab"] and calls == []  # a useful answer: one decode
+    assert [c.text for c in alternatives("", Settings())] == [] and calls == []  # nothing at all: no retry
+    assert [c.text for c in alternatives(")", Settings(suffix=False))] == [")"] and calls == []

@@ -40,6 +40,14 @@ def test_replacing_the_rest_of_the_line_is_kept_where_it_is_the_better_edit():
     assert two_lines.end == AT + 1 and two_lines.text == "x)\n    z = y"
 
 
+def test_an_insertion_that_would_close_the_users_bracket_stays_a_replacement():
+    got = fit("a, b) == h(c, d)", LINE, AT, AT + 1)  # inserted it would read "a, b) == h(c, d" before ")"
+    assert (got.text, got.end) == ("a, b) == h(c, d)", AT + 1)
+    own = fit("f(x))", LINE, AT, AT + 1)  # f(x) closes its own bracket: inserted before the user's ")"
+    assert (own.text, own.end) == ("f(x)", AT)
+    assert fit('")")', LINE, AT, AT + 1).text == '")"'  # a bracket in a string closes nothing
+
+
 def test_a_suggestion_that_only_repeats_the_suffix_becomes_empty():
     assert fit(")", LINE, AT, AT + 1).text == ""
 
