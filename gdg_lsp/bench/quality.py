@@ -56,17 +56,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="line: a statement's line emptied; midline: a call's arguments removed, the cursor "
                              "between ( and ) (languages whose plug-in cuts them: python)")
     parser.add_argument("--prompt", default="", metavar="VARIANTS",
-                        help="prompt variants side by side, comma-separated: prefix-only (gdg.suffix off), "
-                             "suffix (gdg.suffix on: FIM models see the text after the cursor, suggestions are "
-                             "fitted before it); default: the settings' own")
+                        help="prompt variants side by side, comma-separated: prefix-only (gdg.suffix and "
+                             "gdg.definitions off), suffix (FIM models see the text after the cursor, suggestions "
+                             "are fitted before it), context (suffix + definitions from other files); default: "
+                             "the settings' own")
     parser.add_argument("--sql-prompt", default="schema",
                         help="SQL: the prompt(s) the model sees, comma-separated: schema, plain "
                              "(both: each arm runs once per prompt, reported side by side as arm/prompt)")
     return parser.parse_args(argv)
 
 
-PROMPT_VARIANTS = {"prefix-only": False, "suffix": True}
-"""--prompt: the value of gdg.suffix each variant runs with."""
+PROMPT_VARIANTS = {"prefix-only": {"suffix": False, "definitions": False},
+                   "suffix": {"suffix": True, "definitions": False},
+                   "context": {"suffix": True, "definitions": True}}
+"""--prompt: the settings each variant runs with (``context``: the suffix and the definitions
+of imported names from other files)."""
 
 
 def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
@@ -286,7 +290,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
             if variant in PROMPT_VARIANTS:
-                settings = attrs.evolve(settings, suffix=PROMPT_VARIANTS[variant])
+                settings = attrs.evolve(settings, **PROMPT_VARIANTS[variant])
             elif variant is not None:
                 settings = plugin.variant_settings(settings, variant)
             if settings_for is not None:

@@ -116,7 +116,7 @@ def test_prompt_variants_are_reported_side_by_side():
     from gdg_lsp.languages.python import bench
 
     args = parse_args(["--prompt", "prefix-only,suffix", "--holes", "midline"])
-    assert _variants(bench, args) == ["prefix-only", "suffix"] and PROMPT_VARIANTS["prefix-only"] is False
+    assert _variants(bench, args) == ["prefix-only", "suffix"] and PROMPT_VARIANTS["prefix-only"]["suffix"] is False
     rows = [dict(_row("scope/prefix-only", [], 100), suggestion="a", similarity=0.5, repeats_suffix=True, answered=True),
             dict(_row("scope/suffix", [], 100), suggestion="", similarity=0.0, answered=False)]
     table = summarize(rows, ["scope/prefix-only", "scope/suffix"])

@@ -19,6 +19,7 @@ export const SERVER_KEYS = [
   "contextTokens",
   "suffix",
   "candidates",
+  "definitions",
   "threads",
   "batchSize",
   "diagnostics",
