@@ -20,8 +20,8 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution, Executor
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
-from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service import candidates, suffix
+from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.settings import Settings
 
