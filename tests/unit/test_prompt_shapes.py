@@ -99,3 +99,24 @@ def test_the_service_and_explain_name_the_template():
     suggestion = service.complete(doc.snapshot(), CURSOR, settings)
     assert suggestion.summary()["promptTemplate"] == "deepseek-coder" and suggestion.suffix_tokens > 0
     assert "prompt template: deepseek-coder" in explain_suggestion(suggestion, settings)["text"]
+
+
+def test_a_fim_model_given_by_path_gets_its_template_in_explain(tmp_path, capsys):
+    """A Hugging Face folder (random weights, a StarCoder-style tokenizer) named by --model:
+    ``gdg-lsp explain`` says which template the prompt used."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from gdg_lsp import cli
+
+    vocab = fim_vocab("starcoder")
+    model_dir = tmp_path / "fim-model"
+    config = LlamaConfig(vocab_size=vocab.size, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                         tie_word_embeddings=True)
+    LlamaForCausalLM(config).save_pretrained(model_dir)
+    vocab.tokenizer.save_pretrained(model_dir)
+    source = tmp_path / "m.py"
+    source.write_text(CODE)
+    assert cli.main(["explain", str(source), "--line", "2", "--col", str(CURSOR - CODE.index("\n") ),
+                     "--model", str(model_dir), "--max-tokens", "4", "--device", "cpu"]) == 0
+    assert "prompt template: starcoder (" in capsys.readouterr().out
