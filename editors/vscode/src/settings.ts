@@ -27,8 +27,6 @@ export const SERVER_KEYS = [
   "sql.connections",
   "sql.sources",
   "sql.prompt",
-  "python.interpreter",
-  "python.memberWarnings",
   "p4.includePaths",
   "tilelang.version",
   "shell.tools",
