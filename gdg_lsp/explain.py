@@ -150,6 +150,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"  reason: {summary['reason']}")
         lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "
                      f"({summary['reusedTokens']} reused from the KV cache)")
+        lines.append(f"  prompt template: {summary['promptTemplate']}"
+                     + (f" ({summary['suffixTokens']} tokens after the cursor)" if summary["suffixTokens"] else ""))
         for st in report["statements"]:
             lines.append(f"statement {st['index'] + 1}: {st['text']!r} fragment={st['fragment']} rung={st['rung']} stop={st['stopReason']} "
                          f"Γ={st['gammaSize']}" + (f" declares {st['declared']}" if st["declared"] else "")

@@ -100,6 +100,9 @@ class DecodeResult:
     token_ids: list[int] = field(default_factory=list)
     free_bits: float | None = 0.0
     """None when not measured (``DecodeSpec.measure_free_bits``)."""
+    logprob: float | None = 0.0
+    """Sum of the model's log-probabilities of the chosen tokens (before the mask): how
+    natural the model finds the text, to rank candidates. None from engines that do not say."""
     steps: int = 0
     prefill_seconds: float = 0.0
     model_seconds: float = 0.0
@@ -192,6 +195,7 @@ class Decoder:
         last_complete: int | None = None  # len(produced) where the region could have ended
         end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
+        logprob = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
         model_before = stats_of(self.backend).model_seconds
@@ -237,6 +241,7 @@ class Decoder:
                     stop = STOP_DEAD_END
                     break
             ids.append(token)
+            logprob += float(torch.log_softmax(logits.float(), dim=-1)[token])
             produced += piece
             region += region_piece
             pending = pending[len(piece) :] if len(piece) < len(pending) else b""
@@ -265,6 +270,7 @@ class Decoder:
             stop_reason=stop,
             token_ids=ids,
             free_bits=free_bits if spec.measure_free_bits else None,
+            logprob=logprob,
             steps=len(ids),
             prefill_seconds=prefill_seconds,
             model_seconds=model_after - model_before,

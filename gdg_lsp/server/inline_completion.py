@@ -51,9 +51,12 @@ def register(server) -> None:
         ls.protocol.notify("gdg/suggestion", info)
         if not suggestion.text:
             return empty
-        start = doc.position_at(suggestion.start, session.encoding) if doc.version == snapshot.version else (position.line, position.character)
-        end = doc.position_at(suggestion.end, session.encoding) if doc.version == snapshot.version else start
-        return types.InlineCompletionList(items=[types.InlineCompletionItem(
-            insert_text=suggestion.text,
-            range=types.Range(types.Position(*start), types.Position(*end)),
-        )])
+        current = doc.version == snapshot.version
+        start = doc.position_at(suggestion.start, session.encoding) if current else (position.line, position.character)
+        items = []
+        # every candidate, best first (gdg.candidates): the editor cycles through them
+        for candidate in suggestion.candidates or [suggestion]:
+            end = doc.position_at(candidate.end, session.encoding) if current else start
+            items.append(types.InlineCompletionItem(
+                insert_text=candidate.text, range=types.Range(types.Position(*start), types.Position(*end))))
+        return types.InlineCompletionList(items=items)
