@@ -67,8 +67,11 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
     elif "context" in spec:
         names = [str(n) for n in context.get(spec["context"], ())]
     else:
-        query = {key: _resolve(value, context) for key, value in spec.items()}
+        query = {key: _resolve(value, context) for key, value in spec.items() if key != "among"}
         names = gamma.names(**query)
+        if "among" in spec:  # a query narrowed to fixed names (an induced pin: the corpus's names)
+            among = set(_resolve(spec["among"], context))
+            names = [n for n in names if n in among]
     return names or None
 
 
