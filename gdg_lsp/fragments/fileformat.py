@@ -156,6 +156,9 @@ def parse(text: str, origin: str = "<fragment>") -> FragmentFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         line, column = _toml_position(err)
+        if not line and "end of document" in str(err):  # where the file stops (an unclosed value)
+            body = text.rstrip()
+            line, column = body.count("\n") + 1, len(body) - body.rfind("\n")
         raise FragmentFileError(f"not valid TOML: {_toml_message(err)}", line, column, origin) from None
     return _Reader(text, origin).read(data)
 
