@@ -107,3 +107,21 @@ def test_the_proposer_decides_merges_and_the_gate_still_judges_them():
         positives = [gate.Positive(s.text, s.gamma, {}, tuple((r.start, r.end, r.name) for r in ind.references(i)))
                      for i, s in enumerate(ind.sites)]
         assert gate.run(ind.file.fragment, positives, byte_engine()).accepted == len(sites)
+
+
+def test_a_rule_left_recursing_into_itself_counts_as_empty():
+    """Once an optional slot is empty, `a ::= a " + " b` derives nothing: the instantiation drops it
+    (else the engine would accept its prefixes and the decoder reach a dead end)."""
+    import pytest
+
+    from gdg_lsp.errors import GrammarError
+    from gdg_lsp.fragments import ebnf
+
+    rules = {"root": ebnf.Seq((ebnf.Lit("f("), ebnf.Ref("a"), ebnf.Lit(")"))),
+             "a": ebnf.Alt((ebnf.Seq((ebnf.Ref("a"), ebnf.Lit("+"))), ebnf.Ref("gamma_set_0")))}
+    assert set(ebnf.prune_empty_rules(rules)) == {"root", "a"}
+    rules["a"] = ebnf.Seq((ebnf.Ref("a"), ebnf.Lit("+")))
+    with pytest.raises(GrammarError):
+        ebnf.prune_empty_rules(rules)
+    rules["root"] = ebnf.Alt((ebnf.Lit("f()"), ebnf.Ref("a")))
+    assert set(ebnf.prune_empty_rules(rules)) == {"root"}
