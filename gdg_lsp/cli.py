@@ -344,22 +344,9 @@ def _induce(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from gdg_lsp.fragments import fileformat
-    from gdg_lsp.languages import registry
     from gdg_lsp.service import induction
-    from gdg_lsp.service.fragment_library import FragmentLibrary
 
-    try:
-        ff = fileformat.parse(args.file.read_text(encoding="utf-8"), str(args.file))
-    except OSError as err:
-        raise GdgError(f"cannot read {args.file}: {err}") from err
-    library = FragmentLibrary()
-    library.sync([], args.fragments)  # languages the file's language may come from
-    if ff.language not in registry.names() and ff.language_table is not None:
-        induction.register_definition(fileformat.thaw(ff.language_table), ff.language, str(args.file))
-    if args.corpus and ff.language not in registry.names():
-        raise GdgError(f"unknown language {ff.language!r}: the file has no [new_language] table and no "
-                       "--fragments file defines it")
+    ff = induction.read_fragment_file(args.file, args.fragments, need_language=bool(args.corpus))
     tokens = induction.default_tokens() if args.tokenizer == "default" else None
     result = induction.run_gate(ff, args.corpus, tokens=tokens, min_rejection=args.min_rejection)
     print(json.dumps({**result.report.summary(), "coverage": result.coverage}, indent=2) if args.json

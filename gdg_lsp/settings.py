@@ -55,6 +55,13 @@ class TileLangSettings:
 
 
 @attrs.define(frozen=True)
+class FragmentsSettings:
+    paths: list[str] = attrs.field(factory=list)
+    """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
+    (docs/fragments.md). They may lie outside the workspace: a user setting only."""
+
+
+@attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
@@ -104,6 +111,7 @@ class Settings:
     sql: SqlSettings = attrs.field(factory=SqlSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
+    fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

@@ -380,3 +380,22 @@ def register_definition(table: Any, language: str, origin: str) -> Definition:
     registry.register(registry.LanguageSpec(language, GENERIC_ANALYZER, definition.extensions, claims=claims,
                                             definition=definition))
     return definition
+
+
+def read_fragment_file(path: Path, fragment_paths: Sequence[Path] = (), need_language: bool = False) -> FragmentFile:
+    """A fragment file for ``gdg-lsp gate``, its language made known for this process: from its
+    own ``[new_language]`` table, or from the fragment files ``fragment_paths`` (folders or files)."""
+    from gdg_lsp.service.fragment_library import FragmentLibrary
+
+    try:
+        ff = fileformat.parse(path.read_text(encoding="utf-8"), str(path))
+    except OSError as err:
+        raise GdgError(f"cannot read {path}: {err}") from err
+    if fragment_paths:
+        FragmentLibrary().sync([], list(fragment_paths))  # languages the file's language may come from
+    if ff.language not in registry.names() and ff.language_table is not None:
+        register_definition(fileformat.thaw(ff.language_table), ff.language, str(path))
+    if need_language and ff.language not in registry.names():
+        raise GdgError(f"unknown language {ff.language!r}: the file has no [new_language] table and no "
+                       "--fragments file defines it")
+    return ff
