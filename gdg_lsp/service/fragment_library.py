@@ -23,6 +23,7 @@ when it defines a language, re-registers that language).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdg_lsp import boundary
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GdgError
 from gdg_lsp.fragments import fileformat, gate, store
 from gdg_lsp.fragments.fileformat import FragmentFile, FragmentFileError
@@ -64,6 +66,8 @@ class FileState:
     definition: definitions.Definition | None = None
     report: gate.GateReport | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    text: str = ""
+    """The text the file was read as (problems are located in it)."""
 
     @property
     def key(self) -> str:
@@ -81,6 +85,10 @@ class FragmentLibrary:
         self.paths: list[Path] = []
         self._lock = threading.RLock()
         self._registered: set[str] = set()
+        self._verdicts: BoundedCache[tuple[str, str, tuple[str, ...]], gate.GateReport] = BoundedCache(
+            "fragments.gate-verdicts", 512)
+        """(file digest, language, keywords) -> the gate's report: the same bytes are judged once a
+        session (a re-sync, a reload of a language's other files, a file changed back)."""
 
     # -- finding files -----------------------------------------------------------------------
 
@@ -182,7 +190,7 @@ class FragmentLibrary:
             if scope == "workspace" and not boundary.Boundary.of(self.roots).allows(path):
                 raise boundary.Refused(f"{path} lies outside the workspace folders (a link?): not read")
             data = boundary.read_bounded(path, fileformat.MAX_FILE_BYTES)
-            text = data.decode("utf-8")
+            text = state.text = data.decode("utf-8")
         except boundary.Refused as err:
             state.problems.append(Problem(str(err)))
             return state
@@ -214,7 +222,7 @@ class FragmentLibrary:
         if ff is None:
             state.state = "failed"
             return
-        text = _safe_text(state.path)
+        text = state.text
         language = ff.language
         if language in builtin_languages() or language in registry.builtin_names():
             state.problems.append(Problem(
@@ -247,10 +255,15 @@ class FragmentLibrary:
             state.state = "failed"
             return
         began = time.perf_counter()
-        positives = [gate.example_positive(e, ff.hole.triggers, f"example {i + 1}") for i, e in enumerate(ff.examples)]
+        keywords = tuple(definer.definition.keywords)
+        verdict_key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), language, keywords)
         try:
-            report = gate.run(ff.fragment, positives, byte_engine(), keywords=definer.definition.keywords,
-                              min_rejection=self.min_rejection)
+            report = self._verdicts.get(verdict_key)
+            if report is None:
+                positives = [gate.example_positive(e, ff.hole.triggers, f"example {i + 1}")
+                             for i, e in enumerate(ff.examples)]
+                report = self._verdicts.put(verdict_key, gate.run(ff.fragment, positives, byte_engine(),
+                                                                  keywords=keywords, min_rejection=self.min_rejection))
         except GdgError as err:  # an engine refusal or a slot spec the instantiation cannot use
             state.problems.append(Problem(f"the gate could not run: {err}"))
             state.state = "failed"
@@ -300,7 +313,7 @@ class FragmentLibrary:
                 self._registered.add(name)
             except ValueError as err:
                 state.problems.append(Problem(f"cannot add language {name}: {err}",
-                                              _line(_safe_text(state.path), r"^\s*\[new_language\]")))
+                                              _line(state.text, r"^\s*\[new_language\]")))
 
     def _triggers(self, language: str, name: str) -> tuple[str, ...]:
         for state in self.files.values():
@@ -311,13 +324,6 @@ class FragmentLibrary:
 
     def active(self) -> list[FileState]:
         return [s for s in self.files.values() if s.state == "active"]
-
-
-def _safe_text(path: Path) -> str:
-    try:
-        return boundary.read_bounded(path, fileformat.MAX_FILE_BYTES).decode("utf-8", "replace")
-    except boundary.Refused:
-        return ""
 
 
 def _line(text: str, pattern: str) -> int:
