@@ -47,7 +47,6 @@ from typing import Any, Protocol
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.fragments.antiunify import (
     Generalization,
-    PGroup,
     PItem,
     PLit,
     PNode,
