@@ -185,7 +185,8 @@ class _Reader:
     def line_of(self, *patterns: str) -> int:
         """The 1-based line of the first pattern found (a table header or a key), else 0."""
         for pattern in patterns:
-            rx = re.compile(pattern, re.MULTILINE)
+            # `^\s*` would match from an empty line above (\s takes the line break)
+            rx = re.compile(pattern.replace(r"^\s*", r"^[ \t]*"), re.MULTILINE)
             if (m := rx.search(self.text)) is not None:
                 return self.text.count("\n", 0, m.start()) + 1
         return 0
@@ -258,7 +259,7 @@ class _Reader:
 
     def template_line(self) -> int:
         """The file line on which the template's first line is."""
-        m = re.search(r"^\s*template\s*=\s*('''|\"\"\"|'|\")", self.text, re.MULTILINE)
+        m = re.search(r"^[ \t]*template\s*=\s*('''|\"\"\"|'|\")", self.text, re.MULTILINE)
         if m is None:
             return 0
         line = self.text.count("\n", 0, m.start()) + 1
@@ -368,7 +369,7 @@ class _Reader:
         if len(entries) > MAX_EXAMPLES:
             raise self.fail(f"over {MAX_EXAMPLES} examples", r"^\s*\[\[examples\]\]")
         out = []
-        headers = [m.start() for m in re.finditer(r"^\s*\[\[examples\]\]", self.text, re.MULTILINE)]
+        headers = [m.start() for m in re.finditer(r"^[ \t]*\[\[examples\]\]", self.text, re.MULTILINE)]
         for index, entry in enumerate(entries):
             line = self.text.count("\n", 0, headers[index]) + 1 if index < len(headers) else 0
             if not isinstance(entry, Mapping) or not isinstance(entry.get("text"), str):

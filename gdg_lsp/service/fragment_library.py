@@ -329,7 +329,7 @@ class FragmentLibrary:
 def _line(text: str, pattern: str) -> int:
     import re
 
-    m = re.search(pattern, text, re.MULTILINE)
+    m = re.search(pattern.replace(r"^\s*", r"^[ \t]*"), text, re.MULTILINE)  # not from an empty line above
     return text.count("\n", 0, m.start()) + 1 if m else 0
 
 
@@ -337,11 +337,11 @@ def _line_in_section(text: str, section: str, key: str) -> int:
     """The line of ``key = ...`` inside ``[section]`` (or of the section's header)."""
     import re
 
-    head = re.search(rf"^\s*\[{re.escape(section)}\]", text, re.MULTILINE)
+    head = re.search(rf"^[ \t]*\[{re.escape(section)}\]", text, re.MULTILINE)
     if head is None:
         return 0
     if key:
-        m = re.compile(rf"^\s*{re.escape(key)}\s*=", re.MULTILINE).search(text, head.end())
+        m = re.compile(rf"^[ \t]*{re.escape(key)}\s*=", re.MULTILINE).search(text, head.end())
         if m:
             return text.count("\n", 0, m.start()) + 1
     return text.count("\n", 0, head.start()) + 1
