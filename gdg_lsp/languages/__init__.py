@@ -59,4 +59,6 @@ def bench_plugin(language: str):
     spec = registry.spec(language)
     if spec.bench is None:
         raise registry.UnknownLanguageError(f"{language} (no bench cases)")
-    return importlib.import_module(spec.bench)
+    module = importlib.import_module(spec.bench)
+    # a language taught by fragment files: its plug-in is made for its definition (languages/generic/bench.py)
+    return module.plugin_for(spec.definition) if spec.definition is not None else module

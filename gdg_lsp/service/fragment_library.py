@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 FOLDER = Path(".gdg") / "fragments"
 MAX_FILES = 200
 GENERIC_ANALYZER = "gdg_lsp.languages.generic.analyzer:GenericAnalyzer"
+GENERIC_BENCH = "gdg_lsp.languages.generic.bench"
 
 
 @dataclass(frozen=True)
@@ -303,13 +304,8 @@ class FragmentLibrary:
             current = next((s for s in registry.registered() if s.name == name), None)
             if current is not None and current.definition == definition and current.definition.triggers == triggers:
                 continue
-            claims = None
-            if definition.claims is not None:
-                markers = definition.claims[1]
-                claims = (definition.claims[0], lambda text, markers=markers: any(m in text for m in markers))
             try:
-                registry.register(registry.LanguageSpec(name, GENERIC_ANALYZER, definition.extensions,
-                                                        claims=claims, definition=definition))
+                registry.register(language_spec(definition))
                 self._registered.add(name)
             except ValueError as err:
                 state.problems.append(Problem(f"cannot add language {name}: {err}",
@@ -324,6 +320,16 @@ class FragmentLibrary:
 
     def active(self) -> list[FileState]:
         return [s for s in self.files.values() if s.state == "active"]
+
+
+def language_spec(definition: definitions.Definition) -> registry.LanguageSpec:
+    """The registry entry of a language a fragment file teaches (claims by plain substring)."""
+    claims = None
+    if definition.claims is not None:
+        markers = definition.claims[1]
+        claims = (definition.claims[0], lambda text: any(m in text for m in markers))
+    return registry.LanguageSpec(definition.name, GENERIC_ANALYZER, definition.extensions, claims=claims,
+                                 bench=GENERIC_BENCH, definition=definition)
 
 
 def _line(text: str, pattern: str) -> int:

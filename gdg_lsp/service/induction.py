@@ -369,16 +369,11 @@ def register_definition(table: Any, language: str, origin: str) -> Definition:
     gate commands, when the language is not known yet)."""
     from gdg_lsp.fragments.manifest import builtin_languages
     from gdg_lsp.languages.generic import definition as definitions
-    from gdg_lsp.service.fragment_library import GENERIC_ANALYZER
+    from gdg_lsp.service.fragment_library import language_spec
 
     definition = definitions.from_table(table, language, origin, registry.builtin_names() | set(builtin_languages()),
                                         registry.builtin_extensions())
-    claims = None
-    if definition.claims is not None:
-        markers = definition.claims[1]
-        claims = (definition.claims[0], lambda text: any(m in text for m in markers))
-    registry.register(registry.LanguageSpec(language, GENERIC_ANALYZER, definition.extensions, claims=claims,
-                                            definition=definition))
+    registry.register(language_spec(definition))
     return definition
 
 

@@ -117,3 +117,22 @@ def test_a_file_for_a_built_in_language_is_refused_with_the_way_to_do_it(tmp_pat
     (state,) = library.sync([tmp_path], [])
     assert state.state == "failed" and "built-in language" in state.problems[0].message
     assert "claims" in state.problems[0].message
+
+
+def test_a_taught_language_gets_bench_cases_and_a_gamma_free_oracle(tmp_path: Path, library):
+    write(tmp_path / FOLDER, "load.toml", DEMO)
+    library.sync([tmp_path], [])
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "k.py").write_text("import demo\n\ndef k(x_ptr, n):\n    offs = n + 1\n    m = offs < n\n"
+                                 "    y = load(x_ptr + offs, mask=m)\n    # load(never)\n")
+    (corpus / "plain.py").write_text("def f(a):\n    return load(a)\n")  # does not import demo: not a demo file
+    assert "demo" in languages.benchmarked()
+    plugin = languages.bench_plugin("demo")
+    [case] = plugin.cut_holes(corpus, 10, 0)
+    assert case.language == "demo" and case.expected == "x_ptr + offs, mask=m)"
+    assert case.text[case.cursor - len("load("):case.cursor + 1] == "load(\n"
+    assert plugin.check(case, case.expected).passed
+    ghost = plugin.check(case, "x_ptr + offz, mask=m)")
+    assert ghost.parsed and ghost.ghosts == ["offz"] and not ghost.passed
+    assert not plugin.check(case, "x_ptr +").parsed
