@@ -136,3 +136,21 @@ def test_a_taught_language_gets_bench_cases_and_a_gamma_free_oracle(tmp_path: Pa
     ghost = plugin.check(case, "x_ptr + offz, mask=m)")
     assert ghost.parsed and ghost.ghosts == ["offz"] and not ghost.passed
     assert not plugin.check(case, "x_ptr +").parsed
+
+
+def test_a_file_can_add_a_language_by_grammar_and_file_suffix(tmp_path: Path, library):
+    table = '\n[new_language]\ntree_sitter = "tree-sitter-python"\nextensions = [".demo"]\nscopes = ["function_definition"]\n' \
+            '[[new_language.declare]]\nquery = "(parameters (identifier) @name)"\nsort = "Parameter"\n' \
+            '[[new_language.declare]]\nquery = "(assignment left: (identifier) @name)"\nsort = "Variable"\n'
+    from tests.fragments.library_fixtures import LANGUAGE
+
+    write(tmp_path / FOLDER, "load.toml", DEMO.replace(LANGUAGE, table))
+    (state,) = library.sync([tmp_path], [])
+    assert state.state == "active", state.problems
+    assert registry.for_path("kernel.demo").name == "demo"
+    text = "def k(x_ptr, n):\n    offs = n\n    load(x"
+    analyzer = languages.analyzer("demo")
+    hole = analyzer.hole_at(Document("file:///k.demo", "demo", 0, text, None).snapshot(), len(text), WorkspaceContext())
+    assert isinstance(hole, Hole) and hole.fragment == "load"
+    assert {b.name: b.sort for b in hole.gamma.visible().values()} == {"x_ptr": "Parameter", "n": "Parameter",
+                                                                       "offs": "Variable"}
