@@ -44,6 +44,8 @@ def _add_decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 1)")
     parser.add_argument("--engine", default=None, help="auto, lean, lean-int8 or transformers (gdg.engine)")
     parser.add_argument("--settings", type=Path, default=None, help="JSON file with gdg.* settings")
+    parser.add_argument("--workspace", type=Path, action="append", default=None,
+                        help="a workspace folder (repeatable; default: the file's folder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -249,7 +251,8 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     if not 1 <= col <= len(line_text) + 1:
         raise GdgError(f"--col {col} is outside line {args.line} (it has {len(line_text)} characters)")
     offset = doc.offset_at(args.line - 1, col - 1, PositionEncoding.UTF32)
-    workspace = WorkspaceContext(roots=[args.file.resolve().parent], settings=settings)
+    roots = [folder.resolve() for folder in args.workspace] if args.workspace else [args.file.resolve().parent]
+    workspace = WorkspaceContext(roots=roots, settings=settings)
     snapshot = doc.snapshot()
 
     if explain and args.no_decode:
@@ -285,7 +288,9 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     print(prefix + suggestion.text)
     print(
         f"gdg-lsp: rung={suggestion.rung or 'none'} tokens={suggestion.tokens} "
-        f"{suggestion.timings.get('total', 0) * 1000:.0f} ms (model load {load_seconds:.1f} s)",
+        f"{suggestion.timings.get('total', 0) * 1000:.0f} ms (model load {load_seconds:.1f} s)"
+        + (f"; open positions (not checked against Γ): {'; '.join(suggestion.open_positions)}"
+           if suggestion.open_positions else ""),
         file=sys.stderr,
     )
     return 0

@@ -32,7 +32,7 @@ from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
 from gdg_lsp.grammar import xgrammar_engine as grammars
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
-from gdg_lsp.languages.base import Analyzer, Hole
+from gdg_lsp.languages.base import Analyzer, Coverage, Hole
 
 
 class StopReason(str, Enum):
@@ -103,6 +103,8 @@ class StatementTrace:
     dropped: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     fragment: str | None = None
+    coverage: Coverage | None = None
+    """How its reference positions were covered (guaranteed rungs only): open ones are named."""
 
 
 @dataclass
@@ -118,6 +120,11 @@ class Execution:
     @property
     def tokens(self) -> int:
         return sum(s.tokens for s in self.statements)
+
+    @property
+    def open_positions(self) -> list[str]:
+        """Reference positions of the kept statements that no Γ-slot or check covered."""
+        return [p for s in self.statements if s.text and s.coverage is not None for p in s.coverage.open]
 
     @property
     def free_bits(self) -> float | None:
@@ -224,6 +231,11 @@ class Executor:
         if unbound := self.analyzer.unbound_references(statement, state.gamma):
             trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
             raise _Stop(StopReason.UNBOUND_NAME)
+        if choice.guaranteed and line.strip():
+            trace.coverage = self.analyzer.coverage(statement, state.gamma)
+            if trace.coverage is not None and trace.coverage.ghosts:
+                trace.dropped = f"references to nothing in Γ: {', '.join(sorted(set(trace.coverage.ghosts)))}"
+                raise _Stop(StopReason.UNBOUND_NAME)
         trace.text = line
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))

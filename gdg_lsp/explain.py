@@ -18,6 +18,8 @@ from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
 
 MAX_NAMES_SHOWN = 40
+_LISTED_APART = frozenset({"receivers", "kwargs"})
+"""Context entries shown on lines of their own (long lists)."""
 
 
 def byte_grammars() -> GrammarCache:
@@ -41,6 +43,7 @@ def _hole_report(hole: Hole, text: str) -> dict[str, Any]:
         "typed": hole.typed,
         "regionPath": list(hole.region_path),
         "context": {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in hole.context.items()},
+        "receivers": list(hole.context.get("receivers", ())),
         "gammaSize": len(hole.gamma),
         "gamma": hole.gamma.by_sort(),
     }
@@ -98,6 +101,8 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, 
             "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
             "timingsMs": {k: round(v * 1000, 2) for k, v in trace.seconds.items()},
             "grammar": trace.grammar,
+            "coverage": None if trace.coverage is None else {
+                "slotted": trace.coverage.slotted, "checked": trace.coverage.checked, "open": trace.coverage.open},
         })
     report["statements"] = statements
     report["text"] = "\n".join(_text_lines(report))
@@ -112,15 +117,23 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                      f"to the cursor at line {hole['cursor']['line']} col {hole['cursor']['col']}")
     lines.append(f"typed: {hole['typed']!r}")
     lines.append(f"scopes: {' > '.join(hole['regionPath'])}")
-    flags = {k: v for k, v in hole["context"].items() if v}
+    if hole["context"].get("data_source"):  # SQL: which database Γ's tables come from
+        lines.append(f"data source: {hole['context']['data_source']}")
+    flags = {k: v for k, v in hole["context"].items() if v and k not in _LISTED_APART}
     if flags:
         lines.append(f"context: {flags}")
+    if hole["context"].get("kwargs"):
+        lines.append(f"keyword names of known callees: {len(hole['context']['kwargs'])}")
+    if hole.get("receivers"):
+        lines.append("receivers (what may follow their dot):")
+        lines += [f"  {line}" for line in hole["receivers"]]
     lines.append(f"Γ: {hole['gammaSize']} names")
     lines += _gamma_lines(hole["gamma"])
     if "choice" in report:
         choice = report["choice"]
         lines.append(f"policy: constraint={choice['constraint']} → rung {choice['rung'] or 'none'}"
-                     + (" (every reference drawn from Γ)" if choice["guaranteed"] else ""))
+                     + (" (every slotted reference drawn from Γ; open positions are named per suggestion)"
+                        if choice["guaranteed"] else ""))
         lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in choice["attempts"]]
         if choice["grammar"]:
             lines.append("grammar:")
@@ -139,6 +152,10 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                          f"Γ={st['gammaSize']}" + (f" declares {st['declared']}" if st["declared"] else "")
                          + (f" DROPPED: {st['dropped']}" if st["dropped"] else ""))
             lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in st["attempts"]]
+            if st.get("coverage"):
+                cov = st["coverage"]
+                lines.append(f"  reference positions: {cov['slotted']} slotted, {cov['checked']} checked, "
+                             f"{len(cov['open'])} open" + (f": {'; '.join(cov['open'])}" if cov["open"] else ""))
             lines.append(f"  timings (ms): {st['timingsMs']}")
         first = report["statements"][0] if report["statements"] else None
         if first and first["grammar"]:

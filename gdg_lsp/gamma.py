@@ -82,6 +82,17 @@ class Frame:
         clone._bindings = dict(self._bindings)
         return clone
 
+    def replaced(self, bindings: Iterable[Binding], kind: str | None = None) -> Frame:
+        """A copy in which ``bindings`` take the place of those with their names (added at
+        the end when a name is new): facts learnt about a name later (Python: the members
+        Γ knows of a receiver), without rebuilding the frame binding by binding."""
+        clone = self.copy()
+        if kind is not None:
+            clone.kind = kind
+        for binding in bindings:
+            clone._bindings[binding.name] = binding
+        return clone
+
     def __repr__(self) -> str:
         return f"Frame({self.kind!r}, {len(self)} bindings)"
 
@@ -169,28 +180,36 @@ class Gamma:
                 seen.setdefault(binding.name, binding)
         return seen
 
-    def bindings(self, sort: str | Collection[str] | None = None, **attr_filters: Any) -> list[Binding]:
+    def bindings(self, sort: str | Collection[str] | None = None, *, has: str | Collection[str] = (),
+                 lacks: str | Collection[str] = (), **attr_filters: Any) -> list[Binding]:
         """Visible bindings of ``sort`` whose attrs match every filter, sorted by name.
 
         A filter value that is a collection means "any of"; a binding that lacks a
-        filtered attribute does not match.
+        filtered attribute does not match. ``has`` and ``lacks`` name attributes a
+        binding must carry (with any value) or must not carry (Python: a name whose
+        members Γ knows is a receiver, one whose members it does not know is not).
         """
+        has = (has,) if isinstance(has, str) else tuple(has)
+        lacks = (lacks,) if isinstance(lacks, str) else tuple(lacks)
+        filtered = bool(has or lacks or attr_filters)
         result = []
         for binding in self.visible().values():
             if sort is not None and not _matches(binding.sort, sort):
                 continue
-            if any(
-                key not in binding.attrs or not _matches(binding.attrs[key], wanted)
-                for key, wanted in attr_filters.items()
+            if filtered and (
+                any(key not in binding.attrs for key in has) or any(key in binding.attrs for key in lacks)
+                or any(key not in binding.attrs or not _matches(binding.attrs[key], wanted)
+                       for key, wanted in attr_filters.items())
             ):
                 continue
             result.append(binding)
         result.sort(key=lambda b: b.name)
         return result
 
-    def names(self, sort: str | Collection[str] | None = None, **attr_filters: Any) -> list[str]:
+    def names(self, sort: str | Collection[str] | None = None, *, has: str | Collection[str] = (),
+              lacks: str | Collection[str] = (), **attr_filters: Any) -> list[str]:
         """The contract every grammar slot reads Γ through: sorted, unique names."""
-        return [b.name for b in self.bindings(sort, **attr_filters)]
+        return [b.name for b in self.bindings(sort, has=has, lacks=lacks, **attr_filters)]
 
     def by_sort(self) -> dict[str, list[str]]:
         grouped: dict[str, list[str]] = {}

@@ -9,6 +9,7 @@ is replaced by the default and reported, so the user can fix it.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,12 +22,15 @@ ENGINES = ("auto", "lean", "lean-int8", "transformers")  # gdg_lsp.backends.mode
 BACKENDS = ("local", "remote")
 ENGINE_KINDS = ("vllm", "llamacpp")
 FALLBACKS = ("local", "none")
+SQL_DIALECTS = ("sqlite", "postgres", "ansi")  # gdg_lsp.languages.sql.dialects.DIALECTS
+SQL_PROMPTS = ("schema", "plain")
 
 
 def _one_of(choices: tuple[str, ...]):
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         if value not in choices and not (choices is DEVICES and str(value).startswith("cuda:")):
-            raise ValueError(f"{attribute.name} must be one of {', '.join(choices)} (got {value!r})")
+            shown = ", ".join(choice or '""' for choice in choices)
+            raise ValueError(f"{attribute.name} must be one of {shown} (got {value!r})")
 
     return check
 
@@ -40,8 +44,32 @@ def _in_range(lo: int, hi: int):
 
 
 @attrs.define(frozen=True)
+class SqlSource:
+    """One entry of ``gdg.sql.sources``: which SQL files it serves and where their schema is
+    (see gdg_lsp/languages/sql/sources.py and docs/sql.md)."""
+
+    name: str = ""
+    """What ``-- gdg: source=NAME`` and messages call it."""
+    files: list[str] = attrs.field(factory=list)
+    """Globs of the SQL files it serves, relative to a workspace folder (``billing/**/*.sql``)."""
+    ddl: list[str] = attrs.field(factory=list)
+    """Schema files or globs, applied in order (migration files by their version)."""
+    sqlite: str = ""
+    """A SQLite database file."""
+    postgres: str = ""
+    """A PostgreSQL DSN, or the database name of one of ``gdg.sql.connections``."""
+    dialect: str = attrs.field(default="", validator=_one_of(("",) + SQL_DIALECTS))
+    """sqlite | postgres | ansi; empty: from the database, else guessed from the DDL."""
+
+
+@attrs.define(frozen=True)
 class SqlSettings:
     connections: list[str] = attrs.field(factory=list)
+    sources: list[SqlSource] = attrs.field(factory=list)
+    """Data sources per file; a bad entry is reported and skipped (``_entries``)."""
+    prompt: str = attrs.field(default="schema", validator=_one_of(SQL_PROMPTS))
+    """schema: the model sees the data source's schema compacted, example rows and the question;
+    plain: the DDL of the tables in play only."""
 
 
 @attrs.define(frozen=True)
@@ -50,8 +78,41 @@ class P4Settings:
 
 
 @attrs.define(frozen=True)
+class PythonSettings:
+    interpreter: str = ""
+    """The Python whose installed modules form the member surfaces (a ``python``
+    executable or a virtual environment folder); empty: the workspace's ``.venv``/``venv``
+    if there is one, else the server's own (languages/python/interpreter.py)."""
+    member_warnings: bool = True
+    """Warn about an attribute of a module that the module does not have."""
+
+
+@attrs.define(frozen=True)
 class TileLangSettings:
     version: str = "latest"
+
+
+DEFAULT_SHELL_TOOLS = ("git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl")
+
+
+@attrs.define(frozen=True)
+class ShellSettings:
+    tools: list[str] = attrs.field(factory=lambda: list(DEFAULT_SHELL_TOOLS))
+    """Tools whose subcommands and options are read from their own ``--help`` (found on PATH,
+    never inside the workspace; languages/shell/tool_help.py)."""
+
+
+@attrs.define(frozen=True)
+class JqInput:
+    filter: str
+    """A glob of filter files (``filters/*.jq``), relative to the workspace folder."""
+    input: str
+    """A glob of the JSON files they read (``samples/orders*.json``), relative to the workspace folder."""
+
+
+@attrs.define(frozen=True)
+class JqSettings:
+    inputs: list[JqInput] = attrs.field(factory=list)
 
 
 @attrs.define(frozen=True)
@@ -109,12 +170,99 @@ class Settings:
     diagnostics: bool = True
     inline: bool = True
     sql: SqlSettings = attrs.field(factory=SqlSettings)
+    python: PythonSettings = attrs.field(factory=PythonSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
+    shell: ShellSettings = attrs.field(factory=ShellSettings)
+    jq: JqSettings = attrs.field(factory=JqSettings)
     fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for messages (never the value: it may hold a password)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return "null" if value is None else type(value).__name__
+
+
+# JSON types are taken as they are: cattrs would otherwise turn "false" into True,
+# "12" into 12, and a string given for a list into a list of its characters
+# (a DSN split into 22 one-character "connections", each shown as a pop-up).
+def _strict_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"must be a string, got {_kind(value)}")
+    return value
+
+
+def _strict_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"must be true or false, got {_kind(value)}")
+    return value
+
+
+def _strict_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise TypeError(f"must be a whole number, got {_kind(value)}")
+    return int(value)
+
+
+def _strict_list(value: Any, kind: type) -> list[Any]:
+    (item_type,) = typing.get_args(kind)
+    what = "strings" if item_type is str else "objects"
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"must be a list of {what}, got {_kind(value)}")
+    if item_type is str:
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                raise TypeError(f"must be a list of strings, item {index} is {_kind(item)}")
+    return [_converter.structure(item, item_type) for item in value]
+
+
+_converter.register_structure_hook(str, _strict_str)
+_converter.register_structure_hook(bool, _strict_bool)
+_converter.register_structure_hook(int, _strict_int)
+_converter.register_structure_hook_func(lambda t: typing.get_origin(t) is list, _strict_list)
+
+
+def _one_or_many(value: Any) -> Any:
+    """``files`` and ``ddl`` of a source entry: one path may be written without a list."""
+    return [value] if isinstance(value, str) else value
+
+
+def _structure_source(value: Any, _: type) -> SqlSource:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"must be an object such as {{\"files\": \"billing/**\", \"ddl\": [\"billing/schema.sql\"]}}, got {_kind(value)}")
+    value = {k: _one_or_many(v) if k in ("files", "ddl") else v for k, v in value.items()}
+    unknown = sorted(set(value) - {f.name for f in attrs.fields(SqlSource)})
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (known: name, files, ddl, sqlite, postgres, dialect)")
+    fields = {}
+    for field in attrs.fields(SqlSource):
+        if field.name in value:
+            try:
+                fields[field.name] = _converter.structure(value[field.name], field.type)
+            except Exception as err:
+                raise ValueError(f"{field.name} {_first_message(err)}") from None
+    entry = SqlSource(**fields)
+    if not entry.files and not entry.name:
+        raise ValueError("needs `files` (the SQL files it serves) or a `name` (for a -- gdg: source= comment)")
+    if not (entry.ddl or entry.sqlite or entry.postgres):
+        raise ValueError("needs a schema: `ddl`, `sqlite` or `postgres`")
+    return entry
+
+
+_converter.register_structure_hook(SqlSource, _structure_source)
 
 
 def _snake(key: str) -> str:
@@ -147,13 +295,19 @@ def from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[s
         if key not in current:
             problems.append(f"unknown setting {shown} (ignored)")
             continue
-        if isinstance(current[key], dict) and isinstance(data[original], Mapping):
+        if isinstance(current[key], dict) and not isinstance(data[original], Mapping):
+            problems.append(f"invalid {shown}: must be an object, got {_kind(data[original])} (kept the previous value)")
+            continue
+        if isinstance(current[key], dict):
             # a section (gdg.remote, gdg.sql...): its entries are merged one by one too
             for sub_original, sub_value in data[original].items():
                 sub, sub_shown = _snake(str(sub_original)), f"{shown}.{sub_original}"
                 if sub not in current[key]:
                     problems.append(f"unknown setting {sub_shown} (ignored)")
                     continue
+                if (key, sub) in _ENTRY_LISTS and isinstance(sub_value, (list, tuple)):
+                    sub_value, skipped = _entries(sub_value, _ENTRY_LISTS[(key, sub)], sub_shown)
+                    problems.extend(skipped)
                 candidate = {**current, key: {**current[key], sub: _normalise(sub_value)}}
                 current, problem = _try(current, candidate, sub_shown, current[key][sub])
                 if problem:
@@ -166,12 +320,32 @@ def from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[s
     return _converter.structure(current, Settings), problems
 
 
+_ENTRY_LISTS: dict[tuple[str, str], type] = {("sql", "sources"): SqlSource}
+"""Lists of objects whose entries are checked one by one: a bad entry is skipped, the others kept."""
+
+_UNSHOWN = ("gdg.sql",)
+"""Settings whose values are never repeated in a message (DSNs carry passwords)."""
+
+
+def _entries(values: Any, kind: type, shown: str) -> tuple[list[Any], list[str]]:
+    kept, problems = [], []
+    for index, value in enumerate(values):
+        try:
+            _converter.structure(_normalise(value), kind)
+        except Exception as err:
+            problems.append(f"invalid {shown}[{index}]: {_first_message(err)} (entry skipped)")
+            continue
+        kept.append(value)
+    return kept, problems
+
+
 def _try(current: dict[str, Any], candidate: dict[str, Any], shown: str, kept: Any) -> tuple[dict[str, Any], str | None]:
     """``candidate`` if it makes valid settings, else ``current`` and why not."""
     try:
         _converter.structure(candidate, Settings)
     except Exception as err:  # cattrs wraps validator errors in groups
-        return current, f"invalid {shown}: {_first_message(err)} (kept {kept!r})"
+        was = "the previous value" if shown.startswith(_UNSHOWN) else repr(kept)
+        return current, f"invalid {shown}: {_first_message(err)} (kept {was})"
     return candidate, None
 
 

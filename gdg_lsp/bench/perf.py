@@ -19,6 +19,10 @@ Sections (each a table; ``--json OUT`` writes them all):
 - lsp: a real server subprocess over stdio (``bench/lsp_client.py``): cold start
   (empty model cache) and warm start to the first suggestion, inline-completion
   round-trips p50/p95 while typing, the server's peak RSS;
+- surfaces: Python member surfaces (issue 23): member Γ of a 500-member module the
+  first time and from cache, the keystroke path with the member layer on and off,
+  and the statement grammar's compile with and without member/keyword slots on
+  corpus holes (measured in alternation);
 - memory: this process's peak RSS.
 
 ``--model random`` writes a random-weight model of ``--shape`` with a real
@@ -44,9 +48,9 @@ from gdg_lsp.caches import all_stats
 from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
-SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp")
-MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp")
-"""Sections that need a loaded model (the keystroke section only parses and analyses)."""
+SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces")
+MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces")
+"""Sections that need a loaded model (the keystroke and toolstate sections only analyse)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
 
@@ -78,7 +82,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON")
     parser.add_argument("--only", default="", metavar="SECTIONS",
                         help=f"comma-separated sections to run ({','.join(SECTIONS)}; default: all). "
-                             "`--only keystroke` loads no model")
+                             "`--only keystroke` or `--only toolstate` loads no model")
     args = parser.parse_args(argv)
     args.sections = [s.strip() for s in args.only.split(",") if s.strip()] or list(SECTIONS)
     unknown = sorted(set(args.sections) - set(SECTIONS))
@@ -493,6 +497,129 @@ def bench_grammar(vocab, sizes: list[int], reps: int = 3) -> list[dict[str, Any]
     return out
 
 
+# -- surfaces: Python members after a dot ---------------------------------------------------------
+
+
+def _without_members(gamma):
+    """Γ as it was before member surfaces: no member bindings, no receiver or keyword attrs."""
+    from gdg_lsp.gamma import Binding, Frame, Gamma
+
+    def strip(frame):
+        return Frame(frame.kind, [Binding(b.name, b.sort, {k: v for k, v in b.attrs.items()
+                                                           if k not in ("members", "keywords")}, b.origin)
+                                  for b in frame if b.sort != "Member"])
+
+    return Gamma(strip(gamma.global_layer), [strip(f) for f in gamma.frames])
+
+
+def bench_surfaces(vocab, corpus: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Member Γ of a 500-member module (first time, from cache), the keystroke path with
+    the member layer on and off, and the grammar compile with and without member slots."""
+
+    from gdg_lsp import fragments
+    from gdg_lsp.documents import Document, PositionEncoding
+    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.python import interpreter, members, surfaces
+    from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
+
+    reps = 2 if args.quick else 5
+    out: dict[str, Any] = {}
+    search = interpreter.own()
+    first, cached, sizes = [], [], []
+    with tempfile.TemporaryDirectory(prefix="gdg-surfaces-") as tmp:
+        root = Path(tmp)
+        reader = surfaces.SurfaceReader(search, [root])
+        reader.module("builtins")  # a running server has read the builtins' stub (their keywords) already
+        for rep in range(reps):
+            # a new module each time: its first read is a real one
+            (root / f"big{rep}.py").write_text("".join(f"def member_{i:03d}(a, *, flag=False):\n    return a\n\n"
+                                                       for i in range(500)))
+            code = f"import big{rep}\n\n\ndef use(a):\n    "
+            doc = Document((root / "doc.py").as_uri(), "python", 1, code, parse)
+            analyzer = PythonAnalyzer()
+            analyzer.member_surfaces = False
+            hole = analyzer.hole_at(doc.snapshot(), len(code), WorkspaceContext(roots=[root]))
+            began = time.perf_counter()
+            gamma, report = members.MemberLayer(reader, lambda b: None).extend(hole.gamma)
+            first.append(time.perf_counter() - began)
+            sizes.append(report.members)
+            for _ in range(20):
+                began = time.perf_counter()
+                members.MemberLayer(reader, lambda b: None).extend(hole.gamma)  # each request makes a new layer
+                cached.append(time.perf_counter() - began)
+    out["module_500"] = {"members": max(sizes), "first_ms": _ms(statistics.median(first)),
+                         "cached_p50_ms": _ms(percentile(cached, 0.5)), "cached_p95_ms": _ms(percentile(cached, 0.95))}
+    _log(f"surfaces: 500-member module {out['module_500']['first_ms']:.1f} ms first, "
+         f"{out['module_500']['cached_p50_ms']:.2f} ms cached")
+
+    # the keystroke path: a statement typed in a function of real code, members on and off, alternating
+    text = corpus_module(corpus, 600 if args.quick else 1500)
+    text = "import os\nimport json\nimport re\nimport collections\n" + text
+    timings: dict[str, list[float]] = {"off": [], "on": []}
+    docs, analyzers = {}, {}
+    for arm in timings:
+        analyzers[arm] = PythonAnalyzer()
+        analyzers[arm].member_surfaces = arm == "on"
+        docs[arm] = Document(f"file:///keys-{arm}.py", "python", 1, text, parse)
+    workspace = WorkspaceContext(roots=[corpus])
+    line = docs["on"].line_count - 1
+    for arm in timings:
+        snapshot = docs[arm].snapshot()
+        analyzers[arm].hole_at(snapshot, len(snapshot.text), workspace)
+    enter: dict[str, list[float]] = {"off": [], "on": []}
+    keys = [*"result = os.path.join(total, json.dumps(alpha))", "\n    ", *"value = re.compile(result)", "\n    "]
+    for key in keys:
+        row = line
+        for arm in ("on", "off") if len(timings["on"]) % 2 else ("off", "on"):
+            doc = docs[arm]
+            col = len(doc.line_text(row))
+            doc.apply_changes([((row, col, row, col), key)], doc.version + 1, PositionEncoding.UTF16)
+            at = row + 1 if key.startswith("\n") else row
+            snapshot = doc.snapshot()
+            began = time.perf_counter()
+            analyzers[arm].hole_at(snapshot, doc.offset_at(at, len(doc.line_text(at))), workspace)
+            (enter if key.startswith("\n") else timings)[arm].append(time.perf_counter() - began)
+        line = row + 1 if key.startswith("\n") else row
+    out["keystroke"] = {arm: {"keys": len(t), "p50_ms": _ms(percentile(t, 0.5)), "p95_ms": _ms(percentile(t, 0.95)),
+                              "enter_ms": _ms(statistics.median(enter[arm]))}
+                        for arm, t in timings.items()}
+    out["keystroke"]["on_vs_off_p50"] = round(percentile(timings["on"], 0.5) / percentile(timings["off"], 0.5), 2)
+
+    # the grammar: the statement fragment at corpus holes, with and without member slots, alternating
+    from gdg_lsp.languages.python.bench import cut_holes
+
+    cases = cut_holes(corpus, 3 if args.quick else 8, args.seed)
+    compiler = GrammarCache(vocab)
+    fragment = fragments.fragment("python", "statement")
+    rows = []
+    for case in cases:
+        analyzer = PythonAnalyzer()
+        hole = analyzer.hole_at(case.document().snapshot(), case.cursor, WorkspaceContext(roots=[corpus]))
+        grammars = {"with": fragments.instantiate(fragment, "gamma", hole.gamma, hole.context),
+                    "without": fragments.instantiate(fragment, "gamma", _without_members(hole.gamma),
+                                                     {**hole.context, "kwargs": []})}
+        seconds: dict[str, list[float]] = {"with": [], "without": []}
+        for rep in range(1 if args.quick else 2):
+            for arm in ("with", "without") if rep % 2 == 0 else ("without", "with"):
+                began = time.perf_counter()
+                compiler._compiler.compile_grammar(grammars[arm].text)  # uncached: the engine itself
+                seconds[arm].append(time.perf_counter() - began)
+        slots = grammars["with"].slot_values
+        rows.append({"case": case.case_id, "members": len(slots.get("member", ())) + len(slots.get("receiver", ())),
+                     "callees": len(slots.get("callee", ())) + len(slots.get("callee_open", ())),
+                     "keywords": len(slots.get("kwarg", ())), "names": len(slots.get("name", ())),
+                     "without_ms": _ms(statistics.median(seconds["without"])),
+                     "with_ms": _ms(statistics.median(seconds["with"])),
+                     "instantiate_with_ms": _ms(grammars["with"].seconds),
+                     "instantiate_without_ms": _ms(grammars["without"].seconds)})
+        _log(f"surfaces grammar {case.case_id}: {rows[-1]['without_ms']:.0f} → {rows[-1]['with_ms']:.0f} ms")
+    out["grammar"] = rows
+    out["grammar_ratio_p50"] = round(statistics.median(r["with_ms"] for r in rows)
+                                     / statistics.median(r["without_ms"] for r in rows), 2)
+    return out
+
+
 # -- keystroke: didChange → re-parse → Γ ---------------------------------------------------------
 
 
@@ -797,6 +924,23 @@ def render(report: dict[str, Any]) -> str:
                               k.get("cpu_p50_ms", "-"), k.get("cpu_p95_ms", "-"), k.get("in_line_p95_ms", "-"),
                               k.get("enter_keys", "-"), k.get("enter_p50_ms", "-"), k.get("enter_max_ms", "-")]
                              for k in report["keystroke"]]))
+    if "surfaces" in report:
+        su = report["surfaces"]
+        m = su["module_500"]
+        parts.append("\n### surfaces: Python members after a dot\n")
+        parts.append(_table(["module members", "member Γ first time ms", "member Γ cached p50 ms", "cached p95 ms"],
+                            [[m["members"], m["first_ms"], m["cached_p50_ms"], m["cached_p95_ms"]]]))
+        k = su["keystroke"]
+        parts.append("\n" + _table(["member layer (hole and Γ ready)", "keys on a line", "p50 ms", "p95 ms", "Enter ms"],
+                                    [[arm, k[arm]["keys"], k[arm]["p50_ms"], k[arm]["p95_ms"], k[arm]["enter_ms"]]
+                                     for arm in ("off", "on")])
+                     + f"\nmember layer on/off (p50): {k['on_vs_off_p50']}")
+        parts.append("\n" + _table(["hole", "names", "members+receivers", "callees", "keywords",
+                                    "compile without ms", "compile with ms", "instantiate without ms", "instantiate with ms"],
+                                    [[r["case"], r["names"], r["members"], r["callees"], r["keywords"], r["without_ms"],
+                                      r["with_ms"], r["instantiate_without_ms"], r["instantiate_with_ms"]]
+                                     for r in su["grammar"]])
+                     + f"\ncompile with/without member slots (median): {su['grammar_ratio_p50']}")
     if "typing" in report:
         t = report["typing"]
         parts.append(f"\n### typing {t['typed']!r} key by key, a suggestion after each\n")
@@ -804,6 +948,14 @@ def render(report: dict[str, Any]) -> str:
                              "recompilations", "p50 ms"],
                             [[t["keystrokes"], t["compiles"], t["cache_hits"], t["distinct_grammars"],
                               t["compiles_after_first_key"], t["recompilations"], t["latency_p50_ms"]]]))
+    if "toolstate" in report:
+        t = report["toolstate"]
+        parts.append(f"\n### toolstate: Γ of a shell hole from the tools' own help ({', '.join(t['described'])})\n")
+        parts.append(_table(["first request ms (runs)", "new process ms (runs)", "later Γ p50 ms", "later Γ p95 ms",
+                             "later hole p50 ms", "later hole p95 ms", "first / later"],
+                            [[f"{t['cold_first_ms']:.0f} ({t['cold_runs']})", f"{t['disk_first_ms']:.0f} ({t['disk_runs']})",
+                              t["warm_gamma_p50_ms"], t["warm_gamma_p95_ms"], t["warm_hole_p50_ms"], t["warm_hole_p95_ms"],
+                              t["cold_over_warm"]]]))
     if report.get("lsp"):
         lsp = report["lsp"]
         parts.append("\n### LSP over stdio (a server subprocess)\n")
@@ -822,6 +974,71 @@ def render(report: dict[str, Any]) -> str:
     parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
                  f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
     return "\n".join(parts) + "\n"
+
+
+# -- toolstate: Γ from the tools' own help, first request and after ------------------------------
+
+
+def bench_toolstate(tools: list[str], requests: int) -> dict[str, Any]:
+    """Γ of a shell hole from tool state: the first request of a new cache (the tools
+    describe themselves), of a new process (the disk cache; only versions are asked),
+    and each later request (memory), in one run on one machine."""
+    from gdg_lsp.boundary import Boundary
+    from gdg_lsp.documents import Snapshot
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.shell import analyzer as shell_analyzer
+    from gdg_lsp.languages.shell.commands import parse
+    from gdg_lsp.languages.shell.gamma import Place, Sources
+    from gdg_lsp.languages.shell.tool_help import ToolHelp
+    from gdg_lsp.settings import Settings, ShellSettings
+
+    with tempfile.TemporaryDirectory(prefix="gdg-bench-toolstate-") as tmp:
+        root = Path(tmp) / "ws"
+        for name, text in {".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": "0" * 40 + "\n",
+                           ".git/refs/heads/dev": "0" * 40 + "\n", "Makefile": "build:\n\techo b\n",
+                           "package.json": '{"scripts": {"test": "x"}}'}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        place = Place(root, Boundary.of([root]))
+        cache = Path(tmp) / "cache"
+
+        def timed(sources: Sources) -> float:
+            mark = time.perf_counter()
+            sources.gamma(place, tools)
+            return time.perf_counter() - mark
+
+        cold_help = ToolHelp(cache)
+        cold = timed(Sources(cold_help))
+        disk_help = ToolHelp(cache)
+        disk_sources = Sources(disk_help)
+        disk = timed(disk_sources)
+        warm = [timed(disk_sources) for _ in range(requests)]
+        text = "#!/bin/sh\ngit checkout "
+        snapshot = Snapshot((root / "run.sh").as_uri(), "shell", 1, text, parse(text.encode()))
+        context = WorkspaceContext([root], Settings(shell=ShellSettings(tools=list(tools))))
+        analyzer = shell_analyzer.ShellAnalyzer()
+        saved = shell_analyzer.SOURCES
+        shell_analyzer.SOURCES = disk_sources
+        try:
+            analyzer.hole_at(snapshot, len(text), context)
+            holes = []
+            for _ in range(requests):
+                mark = time.perf_counter()
+                analyzer.hole_at(snapshot, len(text), context)
+                holes.append(time.perf_counter() - mark)
+        finally:
+            shell_analyzer.SOURCES = saved
+        described = [t for t in tools if disk_help.surface(t, place.boundary) is not None]
+    result = {
+        "tools": tools, "described": described, "requests": requests,
+        "cold_first_ms": _ms(cold), "cold_runs": cold_help.runs, "disk_first_ms": _ms(disk), "disk_runs": disk_help.runs,
+        "warm_gamma_p50_ms": _ms(percentile(warm, 0.5)), "warm_gamma_p95_ms": _ms(percentile(warm, 0.95)),
+        "warm_hole_p50_ms": _ms(percentile(holes, 0.5)), "warm_hole_p95_ms": _ms(percentile(holes, 0.95)),
+    }
+    result["cold_over_warm"] = round(cold / max(percentile(warm, 0.5), 1e-9), 1)
+    _log(f"toolstate: first {result['cold_first_ms']:.0f} ms ({cold_help.runs} runs), warm Γ p95 "
+         f"{result['warm_gamma_p95_ms']:.3f} ms")
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -876,6 +1093,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report["grammar"] = bench_grammar(service.vocab, [int(x) for x in args.gamma_sizes.split(",") if x],
                                               1 if args.quick else 3)
             sections["grammar"] = time.perf_counter() - mark
+        if "surfaces" in wanted:
+            mark = time.perf_counter()
+            report["surfaces"] = bench_surfaces(service.vocab, args.corpus, args)
+            sections["surfaces"] = time.perf_counter() - mark
         if "keystroke" in wanted:
             mark = time.perf_counter()
             report["keystroke"] = bench_keystroke(args.corpus, [int(x) for x in args.file_lines.split(",") if x],
@@ -889,6 +1110,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
             sections["lsp"] = time.perf_counter() - mark
+        if "toolstate" in wanted:
+            mark = time.perf_counter()
+            report["toolstate"] = bench_toolstate(["git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl"],
+                                                  50 if args.quick else 200)
+            sections["toolstate"] = time.perf_counter() - mark
     report["section_seconds"] = {k: round(v, 1) for k, v in sections.items()}
     report["peak_rss_mb"] = peak_rss_mb()
     report["caches"] = [stats.payload() for stats in all_stats()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -61,14 +62,32 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for the model")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for JSON, markdown and plots")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--filter", default="", metavar="REGEX",
+                        help="keep only holes whose original code matches REGEX (e.g. '\\b\\w+\\.\\w' for attribute references)")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
+    parser.add_argument("--sql-prompt", default="schema",
+                        help="SQL: the prompt(s) the model sees, comma-separated: schema, plain "
+                             "(both: each arm runs once per prompt, reported side by side as arm/prompt)")
     return parser.parse_args(argv)
+
+
+def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
+    """The plug-in's prompt variants asked for (SQL: --sql-prompt), or [None]."""
+    known = getattr(plugin, "VARIANTS", None)
+    if not known:
+        return [None]
+    asked = [v.strip() for v in args.sql_prompt.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in known]
+    if unknown or not asked:
+        raise SystemExit(f"--sql-prompt: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(known)}")
+    return asked
 
 
 _CORE_FLAGS = {"parsed", "passed", "match", "exact"}
 """Oracle facts the main table already has (under its own names)."""
-_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate", *(f"{flag}_rate" for flag in _CORE_FLAGS)}
+_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate", "attribute_ghost_rate",
+               *(f"{flag}_rate" for flag in _CORE_FLAGS)}
 
 
 def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, float]]:
@@ -95,6 +114,13 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
             "stops": dict(Counter(str(r["stop"]) for r in mine if r.get("stop")).most_common()),
         }
+        # attributes that do not exist (the Python oracle's attribute column), where the oracle reports them
+        judged = [r for r in mine if "attribute_ghosts" in r["details"]]
+        if judged:
+            table[arm]["attribute_ghost_suggestions"] = sum(1 for r in judged if r["details"]["attribute_ghosts"])
+            table[arm]["attribute_ghost_rate"] = table[arm]["attribute_ghost_suggestions"] / len(mine)
+            table[arm]["attribute_ghosts"] = sum(len(r["details"]["attribute_ghosts"]) for r in judged)
+            table[arm]["attributes_judged"] = sum(r["details"].get("attributes_judged", 0) for r in judged)
         # yes/no facts an oracle reports besides pass (SQL: "executes") become rates too
         flags = sorted({k for r in mine for k, v in r["details"].items() if isinstance(v, bool) and k not in _CORE_FLAGS})
         for flag in flags:
@@ -111,6 +137,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
             f"{m['parse_rate']:.0%} | {m['oracle_pass_rate']:.0%} | {m['exact_match']:.0%} | {m['empty_rate']:.0%} | "
             f"{m['tokens_mean']:.1f} | {m['free_bits_mean']:.1f} | {m['latency_p50_ms']:.0f} | {m['latency_p95_ms']:.0f} | "
             f"{m['warm_p50_ms']:.0f} | {m['warm_p95_ms']:.0f} |")
+    if any("attribute_ghost_suggestions" in m for m in table.values()):
+        lines += ["", "| arm | suggestions with an attribute ghost | attribute ghosts | attributes judged |", "|---|---|---|---|"]
+        lines += [f"| {arm} | {m['attribute_ghost_suggestions']} ({m['attribute_ghost_rate']:.0%}) | {m['attribute_ghosts']} | "
+                  f"{m['attributes_judged']} |" for arm, m in table.items() if "attribute_ghost_suggestions" in m]
     flags = sorted({key for m in table.values() for key in m if key.endswith("_rate") and key not in _CORE_RATES})
     if flags:
         lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
@@ -139,7 +169,7 @@ def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Pa
     for ax, (key, label) in zip(axes, [("ghost_rate", "suggestions with a ghost"), ("oracle_pass_rate", "oracle pass"),
                                        ("exact_match", "exact match")]):
         values = [table[a][key] * 100 for a in arms]
-        ax.bar(arms, values, color=["#999999", "#6a8fbf", "#2f7d4a"][: len(arms)])
+        ax.bar(arms, values, color=(["#999999", "#6a8fbf", "#2f7d4a"] * len(arms))[: len(arms)])
         ax.set_ylim(0, 100)
         ax.set_title(label)
         ax.set_ylabel("%")
@@ -170,7 +200,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     plugin = languages.bench_plugin(args.lang)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    cases: list[HoleCase] = plugin.cut_holes(args.corpus, args.n, args.seed)
+    variants = _variants(plugin, args)
+    labels = [arm if len(variants) == 1 else f"{arm}/{variant}" for arm in arms for variant in variants]
+    cases: list[HoleCase]
+    if getattr(args, "filter", ""):  # a kind of hole (attribute references...): cut more, keep those that match
+        pattern = re.compile(args.filter)
+        cases = [c for c in plugin.cut_holes(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]
+    else:
+        cases = plugin.cut_holes(args.corpus, args.n, args.seed)
     print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)
     device, warning = models.resolve_device(args.device)
     if warning:
@@ -188,14 +225,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if workspace_for is not None:
             service.workspace = workspace_for(case, args)
         doc = case.document()
-        # Untimed: put this document's prompt in the KV cache, as an editor session
-        # has it when the user types, so that no arm pays a cold prefill for the others.
-        prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
-        service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
-        service.complete(doc.snapshot(), case.cursor, prime)
-        for arm in arms:  # arms side by side on each hole: the same warm state for all
+        for arm, variant in [(arm, variant) for variant in variants for arm in arms]:
+            if arm == arms[0]:
+                # Untimed: put this document's prompt in the KV cache, as an editor session
+                # has it when the user types, so that no arm pays a cold prefill for the others.
+                prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
+                prime = plugin.variant_settings(prime, variant) if variant is not None else prime
+                service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
+                service.complete(doc.snapshot(), case.cursor, prime)
+            # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
+            if variant is not None:
+                settings = plugin.variant_settings(settings, variant)
             if settings_for is not None:
                 settings = settings_for(case, settings)
             service.workspace.settings = settings
@@ -205,18 +247,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
             verdict = plugin.check(case, suggestion.text)
             rows.append({
-                "case": case.case_id, "arm": arm, "suggestion": suggestion.text, "expected": case.expected,
+                "case": case.case_id, "arm": arm if len(variants) == 1 else f"{arm}/{variant}",
+                "suggestion": suggestion.text, "expected": case.expected,
                 "rung": suggestion.rung, "stop": suggestion.stop_reason, "reason": suggestion.reason,
                 "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
                 "exact": suggestion.text.strip() == case.expected.strip(), "tokens": suggestion.tokens,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
+                "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
                 "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
                 "details": verdict.details,
             })
         print(f"  [{index}/{len(cases)}] {case.case_id}: "
-              + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(arms):]), file=sys.stderr)
-    table = summarize(rows, arms)
-    return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": arms,
+              + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(labels):]), file=sys.stderr)
+    table = summarize(rows, labels)
+    return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": labels,
             "model": backend.name, "device": device, "max_tokens": args.max_tokens,
             "seconds": time.perf_counter() - began, "summary": table, "cases": rows}
 

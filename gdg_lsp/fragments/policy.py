@@ -31,7 +31,9 @@ class Choice:
 
     @property
     def guaranteed(self) -> bool:
-        """True when every reference the suggestion makes is drawn from Γ."""
+        """True when the rung's slots are Γ-slots: every reference position the fragment
+        slots is drawn from Γ. Positions a fragment leaves open (a Python attribute after
+        a value of unknown type) are reported per statement (``Analyzer.coverage``)."""
         return self.rung in ("pin", "ctx", "gamma")
 
     def explain(self) -> str:

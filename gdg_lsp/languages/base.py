@@ -22,6 +22,18 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Gamma
 
 
+@dataclass(frozen=True, slots=True)
+class LexToken:
+    """A token of a hand-written lexer (SQL, jq): what it is and where it stands."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    closed: bool = True
+    """False for a string, quoted name or comment whose closing delimiter is missing."""
+
+
 @dataclass(frozen=True)
 class Hole:
     """The region to generate at the cursor.
@@ -80,6 +92,20 @@ class StatementEffects:
     context: Mapping[str, Any] | None = None
     fragment: str | None = None
     """The fragment the next statement is decoded with (None keeps the current one)."""
+
+
+@dataclass
+class Coverage:
+    """The reference positions of one generated statement (``Analyzer.coverage``)."""
+
+    slotted: int = 0
+    """Positions where the grammar allowed only names of Γ."""
+    checked: int = 0
+    """Positions the grammar left open but the analyzer checked once the statement was complete."""
+    open: list[str] = field(default_factory=list)
+    """Positions nothing restricted (an attribute of a value of unknown type...), described."""
+    ghosts: list[str] = field(default_factory=list)
+    """References a check found naming nothing (the statement is dropped)."""
 
 
 @dataclass
@@ -152,6 +178,12 @@ class Analyzer(abc.ABC):
         the executor drops a statement for which this is not empty.
         """
         return []
+
+    def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
+        """How the reference positions of a statement decoded at a guaranteed rung were
+        covered (None: every one was a Γ-slot, nothing to report). The executor drops a
+        statement whose coverage lists ghosts, and reports the open positions."""
+        return None
 
     def replay_text(self, raw: str) -> str:
         """The typed region text as the grammar should see it (e.g. line breaks inside

@@ -48,7 +48,7 @@ class LanguageSpec:
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("python", "gdg_lsp.languages.python.analyzer:PythonAnalyzer", (".py", ".pyi"),
-                 bench="gdg_lsp.languages.python.bench"),
+                 bench="gdg_lsp.languages.python.bench", settings="python"),
     LanguageSpec("tilelang", "gdg_lsp.languages.tilelang.analyzer:TileLangAnalyzer",
                  claims=("python", "gdg_lsp.languages.tilelang.detect:imports_tilelang"),
                  bench="gdg_lsp.languages.tilelang.bench", settings="tilelang"),
@@ -56,6 +56,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
                  bench="gdg_lsp.languages.sql.bench", settings="sql"),
     LanguageSpec("p4", "gdg_lsp.languages.p4.analyzer:P4Analyzer", (".p4",),
                  bench="gdg_lsp.languages.p4.bench", settings="p4"),
+    LanguageSpec("shell", "gdg_lsp.languages.shell.analyzer:ShellAnalyzer", (".sh", ".bash"), ("shellscript", "bash", "sh"),
+                 bench="gdg_lsp.languages.shell.bench", settings="shell"),
+    LanguageSpec("jq", "gdg_lsp.languages.jq.analyzer:JqAnalyzer", (".jq",),
+                 bench="gdg_lsp.languages.jq.bench", settings="jq"),
 )
 
 _BUILTIN_IDS = {spec.name: spec for spec in LANGUAGES} | {i: spec for spec in LANGUAGES for i in spec.lsp_ids}

@@ -88,12 +88,14 @@ def create_server(dev: bool = False) -> GdgLanguageServer:
         custom,
         hover,
         inline_completion,
+        sql_source,
         sync,
         workspace_files,
     )
 
     server = GdgLanguageServer()
-    for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom):
+    for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom,
+                   sql_source):
         module.register(server)
     if dev:
         from gdg_lsp.server import devtools

@@ -9,11 +9,15 @@ diagnostic was about, so a stale diagnostic can never rewrite other text.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lsprotocol import types
 
+from gdg_lsp.server import sql_source
 from gdg_lsp.server.handlers import handles
+
+log = logging.getLogger(__name__)
 
 
 def _replacement(diagnostic: types.Diagnostic) -> tuple[str, str] | None:
@@ -54,12 +58,17 @@ def quick_fixes(doc, diagnostics: list[types.Diagnostic], encoding) -> list[type
 def register(server) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, sql_source.KIND]),
     )
     @handles("code action", background=True)
     def code_action(ls, params: types.CodeActionParams, doc) -> list[types.CodeAction] | None:
+        found: list[types.CodeAction] = []
+        try:  # the SQL data source choices (server/sql_source.py) filter by `only` themselves
+            found += sql_source.actions(ls, doc, params)
+        except Exception:  # the quick fixes below still answer
+            log.exception("SQL data source actions failed for %s", doc.uri)
         quickfix = types.CodeActionKind.QuickFix.value
         only = params.context.only  # a filter: 'quickfix' or a parent kind of it
         if only and not any(not k or quickfix == k or quickfix.startswith(f"{k}.") for k in only):
-            return None
-        return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding)
+            return found or None
+        return quick_fixes(doc, list(params.context.diagnostics), ls.session.encoding) + found

@@ -30,6 +30,23 @@ KIND = {
 }
 
 
+MEMBER_KIND = {
+    "module": types.CompletionItemKind.Module,
+    "class": types.CompletionItemKind.Class,
+    "function": types.CompletionItemKind.Method,
+    "variable": types.CompletionItemKind.Field,
+}
+
+
+def _receiver_before(text: str, dot: int) -> str | None:
+    """The dotted name ending just before ``text[dot] == "."`` (``os.path`` in ``os.path.``)."""
+    start = dot
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    receiver = text[start:dot]
+    return receiver if receiver and all(part.isidentifier() for part in receiver.split(".")) else None
+
+
 def describe(binding) -> str:
     attrs = ", ".join(f"{k}={v}" for k, v in binding.attrs.items() if k not in ("scope",) and v not in (None, ""))
     return f"{binding.sort}" + (f" ({attrs})" if attrs else "")
@@ -50,17 +67,33 @@ def register(server) -> None:
         start = offset
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             start -= 1
-        if start > 0 and text[start - 1] == ".":
-            return empty  # an attribute of a value whose type Γ does not know
         prefix = text[start:offset]
+        receiver = None
+        if start > 0 and text[start - 1] == ".":
+            receiver = _receiver_before(text, start - 1)
+            if receiver is None and start > 1 and (text[start - 2].isalnum() or text[start - 2] in "_)]"):
+                return empty  # an attribute of a value that is not a plain (dotted) name
+            # a dot after nothing name-like (jq's `.field`, `| .`): Γ's names, as anywhere
         try:
             gamma = analyzer.gamma_at(doc, offset, session.workspace)
         finally:
             problems.report(ls, doc.language_id)
+        if receiver is not None:  # after `json.`: the receiver's members, when Γ knows them
+            items = [
+                types.CompletionItem(label=b.name[len(receiver) + 1:], kind=MEMBER_KIND.get(
+                    str(b.attrs.get("kind")), types.CompletionItemKind.Field), detail=describe(b),
+                    sort_text=("1" if b.name[len(receiver) + 1:].startswith("_") else "0") + b.name)
+                for b in gamma.bindings("Member", receiver=receiver)
+                if b.name[len(receiver) + 1:].lower().startswith(prefix.lower())
+            ]
+            return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
+        # attr `word`: how the name is written at the cursor when Γ qualifies it (shell:
+        # `main` of refs/heads/main); attr `completion=False`: not a name to write (a source)
         items = [
-            types.CompletionItem(label=b.name, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
-                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + b.name)
+            types.CompletionItem(label=label, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
+                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + label)
             for b in gamma.bindings()
-            if b.name.lower().startswith(prefix.lower())
+            if b.sort != "Member" and b.attrs.get("completion", True) is not False
+            and (label := str(b.attrs.get("word", b.name))).lower().startswith(prefix.lower())
         ]
         return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])

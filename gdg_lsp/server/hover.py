@@ -24,9 +24,13 @@ def register(server) -> None:
         for key, value in binding.attrs.items():
             if value not in (None, "", False):
                 lines.append(f"- {key}: `{value}`")
-        if binding.origin is not None:
-            where = "this file" if binding.origin.uri == doc.uri else binding.origin.uri
-            lines.append(f"\ndeclared in {where}, line {binding.origin.line + 1}")
+        origin = binding.origin
+        if origin is not None and origin.uri is None and origin.detail:
+            lines.append(f"\nfrom {origin.detail}")  # a tool's own description (`git help -a`), no file
+        elif origin is not None:
+            where = "this file" if origin.uri == doc.uri else origin.uri
+            lines.append(f"\ndeclared in {where}, line {origin.line + 1}"
+                         + (f" ({origin.detail})" if origin.detail and origin.uri != doc.uri else ""))
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines)),
             range=types.Range(types.Position(*doc.position_at(start, session.encoding)),

@@ -46,8 +46,21 @@ class Suggestion:
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
+    def open_positions(self) -> list[str]:
+        """Reference positions in the text that no Γ-slot covered (an attribute of a value
+        of unknown type, a keyword of an unknown callee)."""
+        return self.execution.open_positions if self.execution else []
+
+    @property
     def guaranteed(self) -> bool:
-        return self.rung in ("pin", "ctx", "gamma")
+        """Every reference position of the suggestion was a Γ-slot (or checked by the analyzer)."""
+        return self.rung in ("pin", "ctx", "gamma") and not self.open_positions
+
+    def coverage(self) -> dict[str, Any]:
+        """What the rung covered: counts of slotted and checked reference positions, the open ones."""
+        kept = [s.coverage for s in (self.execution.statements if self.execution else []) if s.text and s.coverage]
+        return {"slotted": sum(c.slotted for c in kept), "checked": sum(c.checked for c in kept),
+                "open": self.open_positions}
 
     @property
     def tokens(self) -> int:
@@ -66,6 +79,8 @@ class Suggestion:
             "constraint": self.constraint,
             "rung": self.rung,
             "guaranteed": self.guaranteed,
+            "openPositions": self.open_positions,
+            "coverage": self.coverage(),
             "stopReason": self.stop_reason,
             "reason": self.reason,
             "holeSort": self.hole.sort if self.hole else None,

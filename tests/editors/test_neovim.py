@@ -227,5 +227,47 @@ def test_help_file_has_its_tags(tmp_path):
     assert (tmp_path / "status.txt").read_text().strip() == "ok"
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     for tag in ("gdg_lsp.txt", "gdg_lsp.setup()", "gdg_lsp-options", "gdg_lsp-inline", ":GdgExplain", ":GdgRestart",
-                ":GdgLog", "gdg_lsp-health", "hl-GdgGhostText"):
+                ":GdgLog", "gdg_lsp-health", "hl-GdgGhostText", ":GdgSqlSource"):
         assert tag in tags, tag
+
+
+def test_a_sql_buffer_shows_its_data_source_and_offers_the_others(tmp_path):
+    """The real server: the statusline of a SQL buffer names its folder's database, and the
+    "choose" code actions list the other folders (each writes a -- gdg: schema= line)."""
+    workspace = tmp_path / "repo"
+    for name, ddl in (("billing", "CREATE TABLE invoices (id INT);"), ("auth", "CREATE TABLE users (id INT);")):
+        (workspace / name).mkdir(parents=True)
+        (workspace / name / "schema.sql").write_text(ddl + "\n")
+    (workspace / ".git").mkdir()
+    query = workspace / "billing" / "q.sql"
+    query.write_text("SELECT id FROM invoices;\n")
+    fake = tmp_path / "bin" / "gdg-lsp"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} -m gdg_lsp \"$@\"\n")
+    fake.chmod(0o755)
+    out = tmp_path / "result.json"
+    code = f"""
+    vim.opt.runtimepath:prepend(vim.env.GDG_PLUGIN)
+    vim.notify = function() end
+    require("gdg_lsp").setup({{ server_path = {json.dumps(str(fake))}, settings = {{ model = "/nonexistent/m.gguf" }} }})
+    vim.cmd("edit " .. {json.dumps(str(query))})
+    local status = require("gdg_lsp.status")
+    local buf = vim.api.nvim_get_current_buf()
+    vim.wait(30000, function() return status.sql_sources[buf] ~= nil end, 50)
+    local client = vim.lsp.get_clients({{ bufnr = buf, name = "gdg_lsp" }})[1]
+    local answer = client:request_sync("textDocument/codeAction", {{
+      textDocument = {{ uri = vim.uri_from_bufnr(buf) }},
+      range = {{ start = {{ line = 0, character = 0 }}, ["end"] = {{ line = 0, character = 0 }} }},
+      context = {{ diagnostics = {{}}, only = {{ "source.gdg.sqlDataSource" }} }},
+    }}, 20000, buf)
+    local titles = {{}}
+    for _, action in ipairs((answer and answer.result) or {{}}) do table.insert(titles, action.title) end
+    vim.fn.writefile({{ vim.json.encode({{ source = status.sql_sources[buf], line = status.sql_source(buf), titles = titles }}) }},
+      {json.dumps(str(out))})
+    vim.cmd("qall!")
+    """
+    proc = _run_lua(tmp_path, code, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["source"]["label"] == "folder billing" and result["line"] == "db:billing", result
+    assert "Choose the SQL data source for this file: folder auth" in result["titles"], result

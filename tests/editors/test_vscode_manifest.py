@@ -7,11 +7,13 @@ defaults declared in editors/vscode/package.json must be the server's.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from gdg_lsp.settings import CONSTRAINTS, Settings, from_json, to_json
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
+EXTENSION_SETTINGS = MANIFEST.parent / "src" / "settings.ts"
 CLIENT_ONLY = ("server.", "trace.")
 
 
@@ -36,6 +38,17 @@ def test_every_server_setting_is_contributed_with_the_server_default():
     assert sorted(server) == sorted(expected)
     for key, default in expected.items():
         assert server[key]["default"] == default, key
+
+
+def test_the_extension_sends_every_server_setting_it_declares():
+    # SERVER_KEYS in settings.ts is what the extension forwards; a key declared
+    # in package.json but missing there is shown to users and silently ignored.
+    source = EXTENSION_SETTINGS.read_text()
+    block = re.search(r"SERVER_KEYS = \[(.*?)\] as const", source, re.S)
+    assert block, "SERVER_KEYS not found in settings.ts"
+    sent = sorted(re.findall(r'"([^"]+)"', block.group(1)))
+    declared = sorted(k.removeprefix("gdg.") for k in _properties() if not k.removeprefix("gdg.").startswith(CLIENT_ONLY))
+    assert sent == declared
 
 
 def test_the_server_accepts_what_the_extension_sends_by_default():

@@ -119,6 +119,19 @@ def test_lsp_round_trips_and_memory(report):
     assert report["peak_rss_mb"] > 50
 
 
+def test_member_surfaces_section(report):
+    su = report["surfaces"]
+    m = su["module_500"]
+    assert m["members"] >= 500 and 0 < m["cached_p50_ms"] <= m["cached_p95_ms"] and m["first_ms"] > 0
+    for arm in ("off", "on"):
+        k = su["keystroke"][arm]
+        assert k["keys"] > 0 and 0 < k["p50_ms"] <= k["p95_ms"] and k["enter_ms"] > 0
+    assert su["keystroke"]["on_vs_off_p50"] == pytest.approx(su["keystroke"]["on"]["p50_ms"] / su["keystroke"]["off"]["p50_ms"], rel=0.05)
+    rows = su["grammar"]
+    assert len(rows) == 3 and all(r["with_ms"] > 0 and r["without_ms"] > 0 and r["members"] > 0 for r in rows)
+    assert "### surfaces" in perf.render(report)
+
+
 def test_rendered_tables(report):
     text = perf.render(report)
     for heading in ("### decode", "### batch", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):

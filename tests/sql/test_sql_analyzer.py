@@ -13,7 +13,7 @@ from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
 from gdg_lsp.languages import analyzer, language_for_path
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse
-from gdg_lsp.settings import Settings
+from gdg_lsp.settings import Settings, SqlSettings
 
 
 def snap(text: str, uri: str = "file:///nowhere/query.sql") -> Snapshot:
@@ -173,17 +173,21 @@ def test_replay_flattens_line_breaks_and_comments(ws):
     assert choose(hole).rung == "ctx"
 
 
-def test_prompt_context_shows_the_tables_in_play_within_the_budget(ws):
+@pytest.mark.parametrize("form", ["schema", "plain"])
+def test_prompt_context_shows_the_tables_in_play_within_the_budget(ws, form):
     sql = analyzer("sql")
+    ws = WorkspaceContext(ws.roots, Settings(sql=SqlSettings(prompt=form)))
     hole, text = hole_for("-- name of the stadium with the highest capacity\nSELECT |", ws)
     prompt = sql.prompt_context(snap(text), hole, ws)
-    assert prompt.startswith("-- Database schema:") and "CREATE TABLE `stadium`" in prompt
+    assert prompt.startswith("-- Database schema") and "CREATE TABLE `stadium`" in prompt
     assert prompt.index("`stadium`") < prompt.index("`singer_in_concert`")  # most relevant first
-    tight = WorkspaceContext(ws.roots, Settings(context_tokens=200))
+    if form == "schema":  # the question, and the engine the source's DDL shows (backticks: SQLite)
+        assert "-- Question: name of the stadium with the highest capacity" in prompt and "SQLite" in prompt
+    tight = WorkspaceContext(ws.roots, Settings(context_tokens=200, sql=SqlSettings(prompt=form)))
     short = sql.prompt_context(snap(text), hole, tight)
     assert len(short) <= 200 * 3 * 0.5 + 2 and "`stadium`" in short
     hole, text = hole_for("SELECT * FROM concert WHERE |", ws)
-    assert sql.prompt_context(snap(text), hole, ws).index("`concert`") < 40
+    assert sql.prompt_context(snap(text), hole, ws).index("`concert`") < 60
 
 
 def test_trim_partial_cuts_back_to_a_statement_that_can_end(ws):

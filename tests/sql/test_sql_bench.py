@@ -16,7 +16,10 @@ def test_cases_are_deterministic_documents_ending_in_select(corpus):
     for case in cases:
         assert case.text.startswith("-- ") and case.text.endswith("\nSELECT ") and case.cursor == len(case.text)
         assert case.language == "sql" and Path(case.meta["database"]).is_file()
-        assert (Path(case.meta["workspace_roots"][0]) / "schema.sql").is_file()
+        folder = Path(case.uri.removeprefix("file://")).parent  # the database's folder in the layout
+        assert folder.name == case.meta["db_id"] and (folder / "schema.sql").is_file()
+        assert (folder / f"{case.meta['db_id']}.sqlite").is_file()
+        assert Path(case.meta["workspace_roots"][0]) == folder.parent
     assert len(bench.cut_holes(corpus, 0, 0)) == 150
 
 
@@ -57,9 +60,36 @@ def test_a_query_that_runs_too_long_is_stopped(corpus, tmp_path):
 
 
 def test_each_question_sees_only_its_own_database(corpus):
-    case = next(c for c in bench.cut_holes(corpus, 0, 0) if c.meta["db_id"] == "concert_singer")
-    workspace = bench.workspace_for(case)
-    assert {p.name for p in workspace.roots} == {"concert_singer", "concert_singer.sqlite"}
+    """The workspace holds every database's folder; the data source rules give each
+    question its own folder's schema (the tables of its SQLite file, and no other)."""
+    import sqlite3
+
+    from gdg_lsp.languages import analyzer
+    from gdg_lsp.languages.sql.lexer import ident_key
+
+    cases = {c.meta["db_id"]: c for c in bench.cut_holes(corpus, 0, 0)}
+    assert len(cases) == 15
+    for db_id, case in cases.items():
+        workspace = bench.workspace_for(case)
+        assert len(workspace.roots) == 1 and len({p.name for p in workspace.roots[0].iterdir()}) == 15
+        hole = analyzer("sql").hole_at(case.document().snapshot(), case.cursor, workspace)
+        tables = {ident_key(b.name) for b in hole.gamma.bindings("Table")}
+        with sqlite3.connect(f"file:{case.meta['database']}?mode=ro&immutable=1", uri=True) as db:
+            own = {name.casefold() for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        db.close()
+        assert tables == own, db_id
+        assert hole.context["data_source"] == f"folder {db_id} (folder, SQLite)"
+
+
+def test_both_prompts_run_side_by_side():
+    from gdg_lsp.bench import quality
+    from gdg_lsp.settings import Settings
+
+    args = quality.parse_args(["--lang", "sql", "--sql-prompt", "plain,schema"])
+    assert quality._variants(bench, args) == ["plain", "schema"]
+    assert bench.variant_settings(Settings(), "plain").sql.prompt == "plain"
+    with pytest.raises(SystemExit, match="unknown fancy"):
+        quality._variants(bench, quality.parse_args(["--lang", "sql", "--sql-prompt", "fancy"]))
 
 
 @pytest.mark.slow

@@ -95,3 +95,14 @@ def test_bad_family_declarations_are_refused(tmp_path, monkeypatch):
             fragments.load_fragments("bad")
     finally:
         fragments.load_fragments.cache_clear()
+
+
+def test_spellings_offer_lower_case_only_where_case_cannot_matter():
+    from gdg_lsp.languages.sql.members import spellings
+
+    assert spellings("Age") == ["Age", "age"]  # unquoted: folded (PostgreSQL) or ignored (SQLite)
+    assert spellings("`Age`") == ["`Age`", "Age", "age"]  # backticks: engines that ignore case
+    assert spellings("[Hire Date]") == ["[Hire Date]"]  # not a plain word: only as declared
+    assert spellings('"Age"') == ['"Age"']  # double quotes: PostgreSQL keeps the case
+    assert spellings('"age"') == ['"age"', "age"]
+    assert spellings("`Select`") == ["`Select`"]  # a reserved word stays quoted

@@ -93,3 +93,76 @@ def test_compiled_ctx_grammar_is_cached_by_text(corpus, db_id):
     a = fragments.instantiate(fragments.fragment("sql", "statement"), "ctx", first.gamma, first.context)
     b = fragments.instantiate(fragments.fragment("sql", "statement"), "ctx", second.gamma, second.context)
     assert a.text == b.text
+
+
+# -- dialects: the words of the file's engine, and only those ------------------------------------
+
+CONSTRUCTS = {  # a statement after "SELECT " -> the dialects whose engine parses it
+    "a FROM t WHERE b GLOB 'x*';": {"sqlite"},
+    "a FROM t WHERE b NOT GLOB 'x*';": {"sqlite"},
+    "a FROM t WHERE b ILIKE 'x%';": {"postgres"},
+    "a::text FROM t;": {"postgres"},
+    "EXTRACT(year FROM d) FROM t;": {"postgres"},
+    "CAST(a AS TEXT) FROM t;": {"sqlite", "postgres", "ansi"},
+    "CURRENT_DATE FROM t;": {"sqlite", "postgres", "ansi"},
+    "a FROM t WHERE b LIKE 'x%';": {"sqlite", "postgres", "ansi"},
+}
+DML = {  # a whole statement -> the dialects that read it
+    "DELETE FROM t WHERE a = 1 RETURNING a;": {"sqlite", "postgres"},
+    "UPDATE t SET b = 'x' WHERE a = 1 RETURNING *;": {"sqlite", "postgres"},
+    "DELETE FROM t WHERE a = 1;": {"sqlite", "postgres", "ansi"},
+}
+
+
+def _dialect_grammar(tmp_path, dialect: str, rung: str = "ctx"):
+    from gdg_lsp.languages.sql import dialects
+
+    (tmp_path / "schema.sql").write_text("CREATE TABLE t (a INT, b TEXT, d DATE);\n")
+    text = f"-- gdg: dialect={dialect}\n"
+    ws = WorkspaceContext([tmp_path], Settings())
+    snapshot = Snapshot((tmp_path / "q.sql").as_uri(), "sql", 1, text, parse(text.encode()))
+    hole = analyzer("sql").hole_at(snapshot, len(text), ws)
+    assert isinstance(hole, Hole) and hole.context["data_source"].endswith(f"{dialects.get(dialect).title})")
+    return _compiled(hole, rung)
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres", "ansi"])
+def test_the_grammar_follows_the_sources_dialect(tmp_path, dialect):
+    from gdg_lsp.grammar.xgrammar_engine import full_match
+    from gdg_lsp.languages.sql import dialects
+
+    wrong = []
+    for rung in ("ctx", "gamma"):
+        compiled = _dialect_grammar(tmp_path, dialect, rung)
+        for rest, readers in {**{"SELECT " + k: v for k, v in CONSTRUCTS.items()}, **DML}.items():
+            if full_match(compiled, rest) != (dialect in readers):
+                wrong.append(f"{rung} {dialect}: {rest}")
+        for name in sorted(dialects.ALL_FUNCTIONS):
+            call = f"SELECT {name}(a) FROM t;"
+            if full_match(compiled, call) != (name in dialects.get(dialect).all_functions):
+                wrong.append(f"{rung} {dialect}: {call}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_dialect_comes_from_the_source(tmp_path):
+    """SQLite file: sqlite; a PostgreSQL-only DDL (SERIAL, JSONB): postgres; plain DDL: the portable core."""
+    import sqlite3
+
+    from gdg_lsp.languages.sql import sources
+
+    ws = WorkspaceContext([tmp_path], Settings())
+    cases = {"lite": ("db.sqlite", None), "pg": ("schema.sql", "CREATE TABLE t (id SERIAL, doc JSONB);"),
+             "plain": ("schema.sql", "CREATE TABLE t (id INT, doc TEXT);")}
+    for folder, (name, text) in cases.items():
+        (tmp_path / folder).mkdir()
+        if text is None:
+            sqlite3.connect(tmp_path / folder / name).executescript("CREATE TABLE t (id INTEGER);")
+        else:
+            (tmp_path / folder / name).write_text(text)
+    found = {}
+    for folder in cases:
+        snapshot = Snapshot((tmp_path / folder / "q.sql").as_uri(), "sql", 1, "SELECT ", parse(b"SELECT "))
+        found[folder] = analyzer("sql").resolution(snapshot, ws).dialect.name
+    assert found == {"lite": "sqlite", "pg": "postgres", "plain": "ansi"}
+    assert sources.header_directives("-- a question\n-- gdg: dialect=postgres source=x\nSELECT 1") == [
+        (1, {"dialect": "postgres", "source": "x"})]

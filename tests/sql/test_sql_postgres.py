@@ -201,3 +201,38 @@ def test_dsn_forms(dsn, expected):
     params = sql_postgres.parse_dsn(dsn)
     for key, value in expected.items():
         assert getattr(params, key) == value
+
+
+def test_a_postgres_data_source_serves_only_its_files(database, tmp_path):
+    """A gdg.sql.sources entry naming a connection by its database: the files it claims see that
+    database (PostgreSQL dialect); a folder beside them with its own schema keeps its own."""
+    from gdg_lsp.documents import Snapshot
+    from gdg_lsp.languages import analyzer
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.sql.analyzer import parse
+    from gdg_lsp.settings import from_json
+
+    name = database.rsplit("/", 1)[1]
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "schema.sql").write_text("CREATE TABLE singer (id INT, nickname TEXT);\n")
+    settings, problems = from_json({"sql": {"connections": [database],
+                                            "sources": [{"files": "reports/**", "postgres": name}]}})
+    assert problems == []
+    ws = WorkspaceContext([tmp_path], settings)
+    sql = analyzer("sql")
+
+    def seen(path, text="SELECT "):
+        snapshot = Snapshot(path.as_uri(), "sql", 1, text, parse(text.encode()))
+        hole = sql.hole_at(snapshot, len(text), ws)
+        columns = {b.attrs["column"] for b in hole.gamma.bindings("Column") if b.attrs["table"] == "singer"}
+        return sql.resolution(snapshot, ws), columns
+
+    resolution, columns = seen(tmp_path / "reports" / "q.sql")
+    assert resolution.source.rule == "setting" and resolution.dialect.name == "postgres"
+    assert columns == {"id", '"Name"', '"order details"', "age"}
+    resolution, columns = seen(tmp_path / "local" / "q.sql")
+    assert resolution.source.rule == "folder" and columns == {"id", "nickname"}
+    # and by the comment, naming the connection's database
+    resolution, columns = seen(tmp_path / "local" / "other.sql", f"-- gdg: source={name}\nSELECT ")
+    assert resolution.source.rule == "comment" and columns == {"id", '"Name"', '"order details"', "age"}

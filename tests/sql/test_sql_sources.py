@@ -188,3 +188,23 @@ def test_periodic_database_refreshes_never_make_a_request_wait(monkeypatch):
         time.sleep(0.02)
     # a newer schema landed (t2, or a later one: every call may start the next refresh here)
     assert [t.name for t in catalog.tables()] != ["t1"] and len(calls) >= 2
+
+
+def test_a_database_locked_by_a_writer_is_read_at_once_as_last_committed(tmp_path):
+    """A writer holding an exclusive lock (rollback journal, uncommitted change) does not make the
+    read fail: the schema is the last committed one, and no file is added beside it."""
+    db = tmp_path / "busy.sqlite"
+    with sqlite3.connect(db) as setup:
+        setup.execute("CREATE TABLE orders (id INTEGER, total REAL)")
+    setup.close()
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")
+        writer.execute("CREATE TABLE uncommitted (x INTEGER)")
+        schema = sql_sqlite.read(db)  # a locking reader would fail with "database is locked"
+        assert not schema.warnings and [t.name for t in schema.tables] == ["orders"]
+        files = sorted(p.name for p in tmp_path.iterdir())
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert files == ["busy.sqlite", "busy.sqlite-journal"]  # the writer's journal only

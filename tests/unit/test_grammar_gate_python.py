@@ -1,6 +1,9 @@
 """The grammar gate for Python: real lines are accepted at the gamma rung with the Γ
 the analyzer derives at that line, and the same line with one reference swapped for
-a name outside Γ is rejected, by the compiled grammar the decoder uses."""
+a name outside Γ is rejected, by the compiled grammar the decoder uses. Members after a
+receiver whose members Γ knows (``self.x``, ``os.path.join``) and keywords in calls of
+known callees are gated the same way: the line with the member or keyword renamed to one
+nothing has is rejected."""
 
 from __future__ import annotations
 
@@ -13,8 +16,10 @@ from gdg_lsp.grammar.xgrammar_engine import full_match
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
-FILES = ["bisect.py", "fnmatch.py", "genericpath.py", "linecache.py", "glob.py", "copyreg.py"]
-PER_FILE = 5
+FILES = ["bisect.py", "fnmatch.py", "genericpath.py", "linecache.py", "glob.py", "copyreg.py", "wave.py", "selectors.py"]
+PER_FILE = 4
+MEMBER_LINES = 4
+"""Extra lines per file drawn among those with an attribute or a keyword argument."""
 
 
 def _single_line_statements(text: str):
@@ -34,14 +39,25 @@ def _cases(corpus):
         path = corpus / "python" / "Lib" / name
         text = path.read_text(encoding="utf-8")
         candidates = list(_single_line_statements(text))
-        for node, line in rng.sample(candidates, min(PER_FILE, len(candidates))):
+        chosen = rng.sample(candidates, min(PER_FILE, len(candidates)))
+        dotted = [c for c in candidates if c not in chosen and any(
+            isinstance(n, (ast.Attribute, ast.keyword)) for n in ast.walk(c[0]))]
+        for node, line in chosen + rng.sample(dotted, min(MEMBER_LINES, len(dotted))):
             yield name, text, node, line
+
+
+def _dotted(node):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (head := _dotted(node.value)) is not None:
+        return f"{head}.{node.attr}"
+    return None
 
 
 def test_gate(corpus, smol_cache):
     analyzer = PythonAnalyzer()
     frag = fragments.fragment("python", "statement")
-    checked = rejected = 0
+    checked = rejected = members = keywords = 0
     for name, text, node, line in _cases(corpus):
         indent = line[: len(line) - len(line.lstrip())]
         line_start = sum(len(l) + 1 for l in text.split("\n")[: node.lineno - 1])
@@ -64,4 +80,27 @@ def test_gate(corpus, smol_cache):
             swapped = stmt[:start] + ghost + stmt[start + len(ref.id):]
             assert not full_match(compiled, swapped + "\n"), f"{name}: ghost accepted: {swapped!r}"
             rejected += 1
+        outside = [n for n in ast.walk(node) if not any(a <= getattr(n, "col_offset", -1) < b for a, b in comprehension_spans)]
+        for attr in (n for n in outside if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)):
+            receiver = _dotted(attr.value)
+            owner = hole.gamma.lookup(receiver) if receiver else None
+            if owner is None or "members" not in owner.attrs:
+                continue  # an open receiver: any attribute (reported as an open position)
+            start = attr.end_col_offset - len(attr.attr) - len(indent)
+            swapped = stmt[:start] + "zz_no_member" + stmt[start + len(attr.attr):]
+            assert stmt[start:start + len(attr.attr)] == attr.attr
+            assert not full_match(compiled, swapped + "\n"), f"{name}: member ghost accepted: {swapped!r}"
+            members += 1
+        for call in (n for n in outside if isinstance(n, ast.Call) and n.keywords):
+            callee = _dotted(call.func)
+            binding = hole.gamma.lookup(callee) if callee else None
+            if binding is None or "keywords" not in binding.attrs:
+                continue
+            for keyword in (k for k in call.keywords if k.arg is not None):
+                start = keyword.col_offset - len(indent)
+                swapped = stmt[:start] + "zz_no_keyword" + stmt[start + len(keyword.arg):]
+                assert not full_match(compiled, swapped + "\n"), f"{name}: keyword ghost accepted: {swapped!r}"
+                keywords += 1
     assert checked >= 30 and rejected >= 30, (checked, rejected)
+    print(f"gate: {checked} lines, {rejected} name ghosts, {members} member ghosts, {keywords} keyword ghosts rejected")
+    assert members >= 20 and keywords >= 3, (members, keywords)

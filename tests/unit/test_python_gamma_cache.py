@@ -14,12 +14,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gdg_lsp.documents import Document, PositionEncoding
 from gdg_lsp.gamma import Binding
 from gdg_lsp.languages.base import Hole, WorkspaceContext
+from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import scopes as python_scopes
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 from gdg_lsp.languages.tilelang.analyzer import TileLangAnalyzer
@@ -93,27 +94,27 @@ def compare(cached, reference, doc: Document, offset: int) -> None:
         assert "zz_leak" not in cached.gamma_at(snapshot, offset, WORKSPACE)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_cached_gamma_equals_gamma_from_scratch_after_random_edits(data):
-    path = data.draw(st.sampled_from(FILES), label="file")
-    text = path.read_text(encoding="utf-8")
-    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
-    doc = Document("file:///edited.py", "python", 1, text, parse)
-    lines0 = text.split("\n")
-    last = data.draw(st.integers(0, len(lines0) - 1), label="first hole")
-    compare(cached, reference, doc, line_end(text, last))
-    for _ in range(data.draw(st.integers(1, 8), label="edits")):
+@st.composite
+def edit_scripts(draw):
+    """(file, first hole line, edits): each edit is (change, the line whose end is asked
+    next, another line asked after it or None). Edits are drawn against the text as
+    edited so far (mostly near the last one, as when typing), so a script is concrete
+    data that ``@example`` can pin."""
+    path = draw(st.sampled_from(FILES), label="file")
+    doc = Document("file:///drawn.py", "python", 1, path.read_text(encoding="utf-8"), parse)
+    last = first = draw(st.integers(0, doc.line_count - 1), label="first hole")
+    edits = []
+    for _ in range(draw(st.integers(1, 8), label="edits")):
         text = doc.text
         lines = text.split("\n")
         places = structure(text)
-        kind = data.draw(st.sampled_from(["function", "function", "function", "type", "module", "class", "delete"]))
+        kind = draw(st.sampled_from(["function", "function", "function", "type", "module", "class", "delete"]))
         rows = places.get(kind) or places["function"] or [0]
-        near = [r for r in rows if abs(r - last) <= 12]  # edits mostly near the last one, as when typing
-        row = data.draw(st.sampled_from(near if near and data.draw(st.booleans(), label="near") else rows))
+        near = [r for r in rows if abs(r - last) <= 12]
+        row = draw(st.sampled_from(near if near and draw(st.booleans(), label="near") else rows))
         if kind == "type":
             col = len(lines[row])
-            change = ((row, col, row, col), data.draw(st.sampled_from(["x", " ", "(", ")", ":", "\n", "\n    ", "a.b", "'"])))
+            change = ((row, col, row, col), draw(st.sampled_from(["x", " ", "(", ")", ":", "\n", "\n    ", "a.b", "'"])))
             target = row
         elif kind == "delete":
             change = ((row, 0, row + 1, 0), "")
@@ -121,18 +122,85 @@ def test_cached_gamma_equals_gamma_from_scratch_after_random_edits(data):
         else:
             pool = {"function": BODY_LINES, "module": MODULE_LINES, "class": CLASS_LINES}[kind]
             indent = "" if kind == "module" else indent_of(lines[row])
-            new = data.draw(st.sampled_from(pool)).replace("{i}", indent)
+            new = draw(st.sampled_from(pool)).replace("{i}", indent)
             new = "\n".join(indent + part if not part.startswith(indent) or not indent else part
                             for part in new.split("\n")) if kind != "module" else new
             change = ((row, 0, row, 0), new + "\n")
             target = row
         doc.apply_changes([change], doc.version + 1, PositionEncoding.UTF16)
-        new_lines = doc.text.split("\n")
-        last = min(target, len(new_lines) - 1)
-        compare(cached, reference, doc, line_end(doc.text, last))
-        if data.draw(st.booleans(), label="another hole"):
-            last = data.draw(st.integers(0, len(new_lines) - 1), label="hole")
-            compare(cached, reference, doc, line_end(doc.text, last))
+        last = min(target, doc.line_count - 1)
+        other = draw(st.integers(0, doc.line_count - 1), label="hole") if draw(st.booleans(), label="another hole") else None
+        edits.append((change, last, other))
+        last = other if other is not None else last
+    return path, first, tuple(edits)
+
+
+GLOB_REGRESSION = (PYTHON_CORPUS / "glob.py", 2, (
+    (((90, 0, 91, 0), ""), 89, None),  # empties an `if` body: the repaired hole line then breaks the parse
+    (((62, 0, 62, 0), "    value_x = 1\n"), 62, None),
+))
+"""Found by hypothesis: the analysis kept after the first edit came from a tree whose error
+recovery put the function's last loop (``for name in ...``) at module level; the second
+edit repaired the function, which was then parsed alone up to its old end, and Γ kept the
+module binding ``name`` that the whole file's parse no longer has."""
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@example(script=GLOB_REGRESSION)
+@given(script=edit_scripts())
+def test_cached_gamma_equals_gamma_from_scratch_after_random_edits(script):
+    path, first, edits = script
+    text = path.read_text(encoding="utf-8")
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    doc = Document("file:///edited.py", "python", 1, text, parse)
+    compare(cached, reference, doc, line_end(text, first))
+    for change, line, other in edits:
+        doc.apply_changes([change], doc.version + 1, PositionEncoding.UTF16)
+        compare(cached, reference, doc, line_end(doc.text, line))
+        if other is not None:
+            compare(cached, reference, doc, line_end(doc.text, other))
+
+
+def test_a_function_parsed_alone_is_not_trusted_when_indented_code_follows_it():
+    """The regression above, step by step: after the first edit the kept analysis has
+    errors around ``_iglob`` and the loop after its (recovered) end at module level; the
+    second edit must not parse ``_iglob`` alone up to that end."""
+    path, first, edits = GLOB_REGRESSION
+    cached, reference = PythonAnalyzer(), PythonAnalyzer(incremental=False)
+    doc = Document("file:///glob.py", "python", 1, path.read_text(encoding="utf-8"), parse)
+    compare(cached, reference, doc, line_end(doc.text, first))
+    (change1, line1, _), (change2, line2, _) = edits
+    doc.apply_changes([change1], doc.version + 1)
+    compare(cached, reference, doc, line_end(doc.text, line1))
+    kept = cached._documents.get(doc.uri)
+    assert kept.tree.root_node.has_error and "name" in kept.scope_tree.module.decls  # the broken recovery
+    doc.apply_changes([change2], doc.version + 1)
+    hole = cached.hole_at(doc.snapshot(), line_end(doc.text, line2), WORKSPACE)
+    assert hole.gamma.frames[0].kind == "module" and "name" not in hole.gamma.frames[0]
+    compare(cached, reference, doc, line_end(doc.text, line2))
+
+
+def test_each_guard_alone_recognises_the_broken_recovery():
+    """Both guards in python_cache reject the kept analysis of the regression on their own:
+    the broken ``_iglob`` has errors after it (its module view came from the recovery), and
+    indented code follows its recovered end. A clean function followed by an error
+    elsewhere, or by code at column 0 (comments aside), is still reused."""
+    path, first, edits = GLOB_REGRESSION
+    cached = PythonAnalyzer()
+    doc = Document("file:///glob.py", "python", 1, path.read_text(encoding="utf-8"), parse)
+    doc.apply_changes([edits[0][0]], doc.version + 1)
+    cached.hole_at(doc.snapshot(), line_end(doc.text, edits[0][1]), WORKSPACE)
+    kept = cached._documents.get(doc.uri)
+    root = kept.tree.root_node
+    iglob = next(c for c in root.children if c.type == "function_definition" and b"def _iglob" in c.text)
+    assert python_cache._broken_with_errors_after(root, iglob)
+    assert not python_cache._next_code_is_at_column_0(kept.scope_tree.source, iglob.end_byte)
+    clean_then_broken = parse(b"def f(a):\n    return a\n\nY = (\n")
+    assert clean_then_broken.root_node.has_error
+    assert not python_cache._broken_with_errors_after(clean_then_broken.root_node, clean_then_broken.root_node.child(0))
+    source = b"def f(a):\n    return a\n\n    # a comment\n\nY = 1\n"
+    assert python_cache._next_code_is_at_column_0(source, source.index(b"a\n") + 1)
+    assert python_cache._next_code_is_at_column_0(source, len(source))
 
 
 def _typing_document():

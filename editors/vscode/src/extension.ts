@@ -16,9 +16,9 @@ import {
 import { discoverServer, DiscoveryEnv } from "./discovery";
 import { serverExecutable } from "./serverCommand";
 import { needsRestart, serverSettings } from "./settings";
-import { ClientPhase, formatExplain, formatStatus, ModelStatus, SuggestionInfo } from "./status";
+import { ClientPhase, formatExplain, formatStatus, ModelStatus, SqlSourceInfo, SuggestionInfo } from "./status";
 
-export const LANGUAGES = ["python", "sql", "p4", "tilelang"];
+export const LANGUAGES = ["python", "sql", "p4", "tilelang", "shellscript", "jq"];
 
 function isExecutable(file: string): boolean {
   try {
@@ -86,6 +86,8 @@ class GdgExtension implements vscode.Disposable {
   private model: ModelStatus | undefined;
   private suggestion: SuggestionInfo | undefined;
   private problem: string | undefined;
+  private sqlSource: SqlSourceInfo | undefined;
+  private sqlSourceTimer: NodeJS.Timeout | undefined;
 
   constructor() {
     this.statusItem.name = "gdg-lsp";
@@ -95,7 +97,7 @@ class GdgExtension implements vscode.Disposable {
   }
 
   private render(): void {
-    const view = formatStatus(this.phase, this.model, this.suggestion, this.problem);
+    const view = formatStatus(this.phase, this.model, this.suggestion, this.problem, this.sqlSource);
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
     this.statusItem.backgroundColor =
@@ -113,6 +115,46 @@ class GdgExtension implements vscode.Disposable {
       this.model = undefined;
     }
     this.render();
+  }
+
+  /** Ask the server which database the active SQL file's names come from (gdg/sqlSource). */
+  async refreshSqlSource(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const client = this.client;
+    if (!editor || editor.document.languageId !== "sql" || !client || !client.isRunning()) {
+      this.sqlSource = undefined;
+      this.render();
+      return;
+    }
+    try {
+      const answer = await client.sendRequest<SqlSourceInfo | null>("gdg/sqlSource", {
+        textDocument: { uri: editor.document.uri.toString() },
+      });
+      this.sqlSource = answer ?? undefined;
+    } catch (err) {
+      this.output.warn(`gdg/sqlSource: ${err instanceof Error ? err.message : String(err)}`);
+      this.sqlSource = undefined;
+    }
+    this.render();
+  }
+
+  /** Refresh the data source a moment after a SQL file's text changed (its -- gdg: line may have). */
+  sqlDocumentChanged(document: vscode.TextDocument): void {
+    if (document.languageId !== "sql" || document !== vscode.window.activeTextEditor?.document) {
+      return;
+    }
+    clearTimeout(this.sqlSourceTimer);
+    this.sqlSourceTimer = setTimeout(() => void this.refreshSqlSource(), 600);
+  }
+
+  async chooseSqlSource(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.languageId !== "sql") {
+      void vscode.window.showInformationMessage("gdg-lsp: open a SQL file to choose its data source.");
+      return;
+    }
+    // the server's code actions of this kind, one per source; each writes the -- gdg: line
+    await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.gdg.sqlDataSource", apply: "never" });
   }
 
   async start(): Promise<void> {
@@ -169,6 +211,7 @@ class GdgExtension implements vscode.Disposable {
       }
       if (event.newState === State.Running) {
         this.setPhase("running");
+        void this.refreshSqlSource();
       } else if (event.newState === State.Stopped) {
         this.setPhase("stopped");
       }
@@ -244,6 +287,9 @@ class GdgExtension implements vscode.Disposable {
     const view = formatStatus(this.phase, this.model, this.suggestion, this.problem);
     const actions: { label: string; run: () => unknown }[] = [
       { label: "$(question) Explain the hole at the cursor", run: () => this.explain() },
+      ...(vscode.window.activeTextEditor?.document.languageId === "sql"
+        ? [{ label: "$(database) Choose the SQL data source for this file", run: () => this.chooseSqlSource() }]
+        : []),
       { label: "$(debug-restart) Restart the server", run: () => this.restart() },
       { label: "$(output) Show logs", run: () => this.showLogs() },
       { label: "$(gear) Settings", run: () => vscode.commands.executeCommand("workbench.action.openSettings", "gdg.") },
@@ -262,6 +308,7 @@ class GdgExtension implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.sqlSourceTimer);
     void this.stop();
     this.statusItem.dispose();
     this.output.dispose();
@@ -280,7 +327,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gdg.restartServer", () => ext.restart()),
     vscode.commands.registerCommand("gdg.showLogs", () => ext.showLogs()),
     vscode.commands.registerCommand("gdg.menu", () => ext.menu()),
+    vscode.commands.registerCommand("gdg.chooseSqlSource", () => ext.chooseSqlSource()),
     vscode.workspace.onDidChangeConfiguration((e) => ext.onConfigurationChanged(e)),
+    vscode.window.onDidChangeActiveTextEditor(() => void ext.refreshSqlSource()),
+    vscode.workspace.onDidChangeTextDocument((e) => ext.sqlDocumentChanged(e.document)),
+    vscode.workspace.onDidSaveTextDocument((d) => ext.sqlDocumentChanged(d)),
   );
   await ext.start();
 }

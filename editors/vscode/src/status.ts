@@ -27,6 +27,21 @@ export interface SuggestionInfo {
   timingsMs?: { total?: number; [phase: string]: number | undefined };
 }
 
+/** The answer to gdg/sqlSource: which database a SQL file's names come from. */
+export interface SqlSourceInfo {
+  label: string;
+  rule?: string;
+  dialect?: string;
+  description?: string;
+  tables?: number;
+  problems?: string[];
+}
+
+/** The data source as the status bar shows it: "billing" for "folder billing". */
+export function shortSqlSource(source: SqlSourceInfo): string {
+  return source.label.replace(/^folder /, "").replace(/ \(gdg\.sql\.sources\[\d+\]\)$/, "");
+}
+
 /** Where the client is, before the server says anything. */
 export type ClientPhase = "starting" | "running" | "stopped" | "not-found";
 
@@ -51,6 +66,31 @@ function present(value: string | null | undefined): value is string {
 }
 
 export function formatStatus(
+  phase: ClientPhase,
+  model: ModelStatus | undefined,
+  suggestion: SuggestionInfo | undefined,
+  problem?: string,
+  sqlSource?: SqlSourceInfo,
+): StatusView {
+  const view = formatModelStatus(phase, model, suggestion, problem);
+  if (!sqlSource || phase !== "running") {
+    return view;
+  }
+  const lines = [
+    `SQL data source: ${sqlSource.description ?? sqlSource.label}` +
+      (typeof sqlSource.tables === "number" ? `, ${sqlSource.tables} tables` : ""),
+    ...(sqlSource.problems ?? []).map((p) => `  ${p}`),
+    "Change it: “gdg-lsp: Choose the SQL Data Source for This File”.",
+  ];
+  const warn = (sqlSource.problems ?? []).length > 0 && view.severity === "normal";
+  return {
+    text: `${view.text} · $(database) ${shortSqlSource(sqlSource)}`,
+    tooltip: `${view.tooltip}\n${lines.join("\n")}`,
+    severity: warn ? "warning" : view.severity,
+  };
+}
+
+function formatModelStatus(
   phase: ClientPhase,
   model: ModelStatus | undefined,
   suggestion: SuggestionInfo | undefined,

@@ -8,11 +8,13 @@ line neither breaks the parse nor declares the name being typed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -24,6 +26,7 @@ from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
 from gdg_lsp.languages.base import (
     Analyzer,
+    Coverage,
     Finding,
     Hole,
     NoHole,
@@ -32,7 +35,10 @@ from gdg_lsp.languages.base import (
     WorkspaceContext,
 )
 from gdg_lsp.languages.python import cache as python_cache
-from gdg_lsp.languages.python import scopes
+from gdg_lsp.languages.python import classes as python_classes
+from gdg_lsp.languages.python import coverage as python_coverage
+from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
+from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names, unread_reason
 from gdg_lsp.languages.suggest import closest
 
@@ -147,6 +153,58 @@ def _char_before(text: str, offset: int, offset_byte: int, byte: int) -> int:
 
 MAX_GAMMAS_PER_ANALYSIS = 64
 
+_CLASS_BODY_BLOCKS = frozenset({"block", "decorated_definition", "if_statement", "elif_clause", "else_clause",
+                                 "try_statement", "except_clause", "finally_clause", "with_statement"})
+
+_SHAPES: BoundedCache[bytes, python_classes.ClassShape] = BoundedCache("python.class-shapes", 512)
+
+
+def _shape(node: Any) -> python_classes.ClassShape:
+    """The shape of a document class (kept by the digest of its text: unchanged classes
+    are not read again after an edit elsewhere)."""
+    holder = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+    key = hashlib.blake2b(holder.text or b"", digest_size=16).digest()
+    return _SHAPES.get_or_make(key, lambda: python_classes.shape_from_tree(node))
+
+
+def _attribute_targets(root: Any) -> list[str]:
+    """``a.b`` assigned to at the top of a statement (``self.size = 1``, ``self.a, self.b = ...``)."""
+    found = []
+    for stmt in root.named_children:
+        node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
+        while node is not None and node.type in ("assignment", "augmented_assignment"):
+            stack = [node.child_by_field_name("left")]
+            while stack:
+                target = stack.pop()
+                if target is None:
+                    continue
+                if target.type == "attribute":
+                    obj = target.child_by_field_name("object")
+                    attr = target.child_by_field_name("attribute")
+                    if obj is not None and obj.type == "identifier" and attr is not None:
+                        found.append(f"{obj.text.decode()}.{attr.text.decode()}")
+                elif target.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list"):
+                    stack.extend(target.named_children)
+            right = node.child_by_field_name("right")
+            node = right if right is not None and right.type == "assignment" else None
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _package_of(uri: str, roots: tuple[Any, ...]) -> str | None:
+    """The dotted package a document is in, relative to the workspace folder holding it
+    (for ``from . import x``); None when it is in none."""
+    path = uri_to_path(uri)
+    if path is None:
+        return None
+    for root in roots:
+        try:
+            parts = path.resolve().relative_to(Path(root).resolve()).parts
+        except (ValueError, OSError):
+            continue
+        return ".".join(parts[:-1])
+    return None
+
 
 @dataclass
 class _Analysis:
@@ -158,6 +216,8 @@ class _Analysis:
     span: python_cache.FunctionSpan | None = None
     """Set when only this function's scopes were rebuilt (python_cache): Γ only inside it."""
     gammas: dict[tuple[int, str], Gamma] = field(default_factory=dict)
+    member_gammas: dict[tuple, tuple[Gamma, Any]] = field(default_factory=dict)
+    """Γ with its member layer (members.py) per position and surface reader."""
     chains: dict[int, tuple[scopes.Scope, ...]] = field(default_factory=dict)
     bytes_at: dict[int, int] = field(default_factory=dict)
 
@@ -284,7 +344,8 @@ class PythonAnalyzer(Analyzer):
     def _view(self, analysis: _Analysis, uri: str) -> python_cache.ModuleView:
         if analysis.view is None:
             analysis.view = python_cache.ModuleView.build(
-                analysis.scope_tree.module, lambda decl, owner: self._binding(decl, analysis, uri, owner))
+                analysis.scope_tree.module, lambda decl, owner: self._binding(decl, analysis, uri, owner),
+                analysis.tree)
         return analysis.view
 
     def _current(self, snapshot: Snapshot, workspace: WorkspaceContext) -> _Analysis:
@@ -383,7 +444,85 @@ class PythonAnalyzer(Analyzer):
         hole = self.hole_at(snapshot, offset, workspace)
         if isinstance(hole, Hole):
             return hole.gamma
-        return self._gamma(self._current(snapshot, workspace), offset, snapshot.uri)
+        analysis = self._current(snapshot, workspace)
+        return self._with_members(analysis, offset, snapshot.uri, self._gamma(analysis, offset, snapshot.uri),
+                                  workspace)[0]
+
+    # -- members after a dot, keyword names of callees (members.py) ---------------------------
+
+    member_surfaces = True
+    """Γ holds the members of receivers whose surface is known, and callees' keyword
+    names (TileLang has its own ``T.*`` surface and grammar: it turns this off)."""
+
+    def surface_reader(self, workspace: WorkspaceContext) -> surfaces.SurfaceReader:
+        """The module surfaces of the interpreter ``gdg.python.interpreter`` names."""
+        python = getattr(getattr(workspace, "settings", None), "python", None)
+        search = interpreter.resolve(getattr(python, "interpreter", "") or "", workspace.roots)
+        return surfaces.reader_for(search, workspace.roots)
+
+    def _with_members(self, analysis: _Analysis, offset: int, uri: str, gamma: Gamma, workspace: WorkspaceContext
+                      ) -> tuple[Gamma, python_members.Report | None]:
+        """``gamma`` (Γ at ``offset`` of the analysed text) with its member layer, kept per
+        analysis and position (each keystroke on a line asks the same)."""
+        if not self.member_surfaces:
+            return gamma, None
+        reader = self.surface_reader(workspace)
+        pos = analysis.byte(offset)
+        key = (pos, uri, reader)  # the reader itself (an id could be reused by a later one)
+        found = analysis.member_gammas.get(key)
+        if found is None:
+            layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
+                                               _package_of(uri, tuple(workspace.roots)))
+            # module names and builtins as functions see them (the view's bindings) have the same
+            # surfaces at every hole: what the layer learns of them is kept with the view
+            view = analysis.view
+            memo = view.member_memo.setdefault(reader, {}) if view is not None else None
+            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos), memo,
+                                            view.holds if view is not None else None)
+            report.described = tuple(report.lines())
+            found = extended, report
+            if len(analysis.member_gammas) >= MAX_GAMMAS_PER_ANALYSIS:
+                analysis.member_gammas.clear()
+            analysis.member_gammas[key] = found
+        extended, report = found
+        return Gamma(extended.global_layer.copy(), [frame.copy() for frame in extended.frames]), report
+
+    def _class_node(self, analysis: _Analysis, binding: Binding, pos: int, uri: str) -> Any:
+        """The tree-sitter node of the class a Class binding at ``pos`` names, or None."""
+        if binding.attrs.get("scope") == "module":
+            return self._view(analysis, uri).module_class(binding.name)
+        found = analysis.scope_tree.resolve(binding.name, pos)
+        if not isinstance(found, scopes.Decl):
+            return None
+        ident = analysis.tree.root_node.descendant_for_byte_range(found.node_start, found.node_start)
+        node = ident.parent if ident is not None else None
+        return node if node is not None and node.type == "class_definition" else None
+
+    def _class_shape(self, analysis: _Analysis, binding: Binding, pos: int, uri: str
+                     ) -> python_classes.ClassShape | None:
+        node = self._class_node(analysis, binding, pos, uri)
+        return _shape(node) if node is not None else None
+
+    @staticmethod
+    def _enclosing_method(analysis: _Analysis, pos: int) -> tuple[str, str, python_classes.ClassShape] | None:
+        """(first parameter, "instance"/"class", the class's shape) of the method around
+        ``pos`` (functions nested in it included): what ``self.``/``cls.`` may be followed by."""
+        node = analysis.tree.root_node.descendant_for_byte_range(pos, pos)
+        while node is not None:
+            if node.type == "function_definition":
+                cls = node.parent  # up through the blocks of the class body (`if ...:` around a method)
+                while cls is not None and cls.type in _CLASS_BODY_BLOCKS:
+                    cls = cls.parent
+                if cls is not None and cls.type == "class_definition":
+                    decorators = signatures.tree_decorators(node)
+                    params = signatures.tree_parameters(node.child_by_field_name("parameters"))
+                    if "staticmethod" in decorators or not params or params[0][1] not in ("positional", "posonly"):
+                        return None
+                    role = "class" if "classmethod" in decorators or node.child_by_field_name("name").text in (
+                        b"__new__", b"__init_subclass__", b"__class_getitem__") else "instance"
+                    return params[0][0], role, _shape(cls)
+            node = node.parent
+        return None
 
     # -- the hole ----------------------------------------------------------------
 
@@ -415,7 +554,10 @@ class PythonAnalyzer(Analyzer):
         typed = self.replay_text(text[region_start:offset])
         analysis, hole_pos = self._repaired(snapshot, region_start, line_end, workspace)
         gamma = self._gamma(analysis, hole_pos, snapshot.uri)
+        gamma, report = self._with_members(analysis, hole_pos, snapshot.uri, gamma, workspace)
         context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
+        context["kwargs"] = list(report.keywords) if report is not None else []
+        context["receivers"] = list(report.described) if report is not None else []
         path = tuple(
             s.kind if s.kind == "module" else f"{s.kind} {s.name}"
             for s in reversed(analysis.chain(analysis.byte(hole_pos)))
@@ -608,7 +750,66 @@ class PythonAnalyzer(Analyzer):
                 data["replacement"] = fix
                 message += f"; did you mean {fix}?"
             findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
+        python = getattr(getattr(workspace, "settings", None), "python", None)
+        if self.member_surfaces and getattr(python, "member_warnings", True):
+            findings += self._member_findings(analysis, snapshot.uri, workspace)
         return findings + self._unread_star_sources(tree, snapshot.uri, workspace)
+
+    _ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
+    _ASSIGNED = re.compile(rb"[ \t]*=(?!=)")
+
+    def _member_findings(self, analysis: _Analysis, uri: str, workspace: WorkspaceContext) -> list[Finding]:
+        """``module.name`` where the module's surface is known and has no ``name`` (a chain
+        ``os.path.jion`` is followed through module members). Assignments to a module
+        attribute declare it and are not warned about."""
+        tree = analysis.scope_tree
+        source = tree.source
+        reader = self.surface_reader(workspace)
+        layer = python_members.MemberLayer(reader, lambda b: None, _package_of(uri, tuple(workspace.roots)))
+        modules: dict[int, str | None] = {}  # id(decl) -> module name (None: not a module)
+        findings = []
+        for ref in tree.references:
+            match = self._ATTRIBUTE.match(source, ref.end)
+            if match is None:
+                continue
+            decl = tree.resolve(ref.name, ref.start, ref.scope)
+            if not isinstance(decl, scopes.Decl) or decl.sort not in ("Module", "Import"):
+                continue
+            if id(decl) not in modules:
+                kind = layer.binding_kind(Binding(decl.name, decl.sort, {k: v for k, v in decl.attrs.items()
+                                                                           if v is not None}))
+                modules[id(decl)] = kind.target if isinstance(kind, python_members.Member) and kind.kind == "module" else None
+            module = modules[id(decl)]
+            chain = [ref.name]
+            while module is not None and match is not None:
+                surface = reader.module(module)
+                name = match.group(1).decode("utf-8", "replace")
+                if surface.members is None or self._ASSIGNED.match(source, match.end()):
+                    break
+                member = surface.members.get(name)
+                if member is None and (
+                        name in surface.elsewhere  # another platform's: code guarded for it is common
+                        or (name.startswith("_") and not surface.from_source)  # stubs leave private names out
+                        or re.search(rb"hasattr\(\s*" + re.escape(".".join(chain).encode()) + rb"\s*,\s*['\"]"
+                                     + re.escape(name.encode()) + rb"['\"]", source)):  # guarded: may not exist here
+                    break
+                if member is None and decl.attrs.get("submodules") and len(chain) == 1 and any(
+                        str(d).split(".")[1] == name for d in decl.attrs["submodules"] if "." in str(d)):
+                    member = python_members.Member("module", f"{module}.{name}")  # `import os.path` made it one
+                if member is None:
+                    start = len(source[: match.start(1)].decode("utf-8", "replace"))
+                    qualified = ".".join(chain)
+                    message = f"module {module} has no attribute '{name}' ({qualified}.{name})"
+                    data = {"name": name}
+                    if (fix := closest(name, surface.members)) is not None:
+                        data["replacement"] = fix
+                        message += f"; did you mean {fix}?"
+                    findings.append(Finding(start, start + len(name), message, "unknown-member", "warning", data))
+                    break
+                chain.append(name)
+                module = member.target if member.kind == "module" else None
+                match = self._ATTRIBUTE.match(source, match.end())
+        return findings
 
     @staticmethod
     def _unread_star_sources(tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> list[Finding]:
@@ -627,19 +828,22 @@ class PythonAnalyzer(Analyzer):
 
     def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
         stripped = statement.strip()
-        source = stripped + ("\n    pass\n" if stripped.endswith(":") else "\n")
         m = HEADER_WORD.match(stripped)
         word = m.group(2) if m else None
-        if word in ("elif", "else", "except", "finally"):
-            source = "if True:\n    pass\n" + source if word in ("elif", "else") else "try:\n    pass\n" + source
-        tree = scopes.build(parse(source.encode()), source.encode())
+        source = self._as_module(statement)
+        syntax = parse(source.encode())
+        tree = scopes.build(syntax, source.encode())
         declarations = []
         block_bindings: list[Binding] = []
         for name, decls in tree.module.decls.items():
             decl = decls[0]
             if decl.attrs.get("implicit"):
                 continue
-            declarations.append(Binding(name, decl.sort, {k: v for k, v in decl.attrs.items() if v is not None}))
+            binding = Binding(name, decl.sort, {k: v for k, v in decl.attrs.items() if v is not None})
+            grown = python_members.declare(gamma, binding)  # `x = Box()`: x is an instance of Box
+            declarations.extend(grown or [binding])
+        for target in _attribute_targets(syntax.root_node):  # `self.new = ...`: self has a member more
+            declarations.extend(python_members.declare(gamma, Binding(target, "Variable")))
         opens = None
         if stripped.endswith(":") and word in ("def", "class"):
             opens = "function" if word == "def" else "class"
@@ -655,6 +859,22 @@ class PythonAnalyzer(Analyzer):
         if word == "def":
             context.update(kw_return=["return"], kw_yield=["yield"], kw_loop_control=[])
         return StatementEffects(declarations, opens, block_bindings, context)
+
+    def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
+        source = self._as_module(statement).encode()
+        return python_coverage.coverage(parse(source), source, gamma)
+
+    @staticmethod
+    def _as_module(statement: str) -> str:
+        """A statement as a small module that parses: a header gets a body, a clause the
+        statement it continues."""
+        stripped = statement.strip()
+        source = stripped + ("\n    pass\n" if stripped.endswith(":") else "\n")
+        m = HEADER_WORD.match(stripped)
+        word = m.group(2) if m else None
+        if word in ("elif", "else", "except", "finally"):
+            source = ("if True:\n    pass\n" if word in ("elif", "else") else "try:\n    pass\n") + source
+        return source
 
     def unbound_references(self, statement: str, gamma: Gamma) -> list[str]:
         """Names used inside a comprehension or lambda of the statement that nothing binds."""

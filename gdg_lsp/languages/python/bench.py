@@ -8,14 +8,27 @@ Oracle (independent of the server's Γ): the file with the suggestion put back
 must compile, and pyflakes must report no undefined name on that line. A
 suggestion that does not parse is cut back token by token to its longest
 parseable prefix, so that names in unparseable output are still judged.
+
+Attribute ghosts (reported beside, in ``details``): on the filled line, an attribute of
+a standard-library module the file imports, or of ``self`` in a method, that does not
+exist. Modules are judged by importing them in a separate checker process
+(``attribute_checker.py``, which shares no code with the server's surfaces); ``self``
+by reading the class's source in the file with ``ast`` (class body, ``self.x = ...`` in
+its methods, bases in the file, standard-library bases through the checker). What
+cannot be judged (a third-party module, a base from elsewhere, ``__getattr__``) is not
+counted either way.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import io
+import json
 import random
 import re
+import subprocess
+import sys
 import tokenize
 import warnings
 from pathlib import Path
@@ -126,9 +139,193 @@ def check(case: HoleCase, suggestion: str) -> OracleResult:
     parsed = bool(suggestion.strip()) and _parses(filled)
     judged = suggestion if parsed else _longest_parseable_prefix(case, suggestion)
     ghosts = [name for at, name in pyflakes_undefined(_fill(case, judged)) if at == line] if judged else []
+    attribute_ghosts, attributes_judged = attribute_ghosts_on_line(_fill(case, judged), line) if judged else ([], 0)
     return OracleResult(
         parsed=parsed,
         ghosts=ghosts,
         passed=parsed and not ghosts,
-        details={"judged": judged},
+        details={"judged": judged, "attribute_ghosts": attribute_ghosts, "attributes_judged": attributes_judged},
     )
+
+
+# -- the attribute oracle -------------------------------------------------------------------------
+
+OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__module__", "__weakref__"}
+_CHECKED: dict[tuple, bool | None] = {}
+"""Answers of the checker process, by (the file's imports, the question): arms share holes."""
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute) and (head := _dotted(node.value)) is not None:
+        return [*head, node.attr]
+    return None
+
+
+def _ask_checker(preload: tuple[str, ...], entries: list[list]) -> list[bool | None]:
+    """The checker process's answers (cached): importing happens there, never here."""
+    missing = [e for e in entries if (preload, json.dumps(e)) not in _CHECKED]
+    if missing:
+        script = Path(__file__).with_name("attribute_checker.py")
+        try:
+            done = subprocess.run([sys.executable, "-I", str(script)], input=json.dumps(
+                {"preload": list(preload), "entries": missing}), capture_output=True, text=True, timeout=120, check=True)
+            answers = json.loads(done.stdout.strip().splitlines()[-1])
+        except (subprocess.SubprocessError, OSError, ValueError, IndexError):
+            answers = [None] * len(missing)
+        for entry, answer in zip(missing, answers):
+            _CHECKED[(preload, json.dumps(entry))] = answer
+    return [_CHECKED[(preload, json.dumps(e))] for e in entries]
+
+
+def _enclosing(tree: ast.Module, line: int) -> list[ast.AST]:
+    """The function and class definitions around ``line``, outermost first."""
+    chain: list[ast.AST] = []
+    body: list[ast.stmt] = tree.body
+    while True:
+        inner = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+        if inner is None:
+            nested = next((n for n in body if hasattr(n, "body") and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                           and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+            if nested is None:
+                return chain
+            body = [*getattr(nested, "body", []), *getattr(nested, "orelse", []), *getattr(nested, "finalbody", []),
+                    *(s for h in getattr(nested, "handlers", []) for s in h.body)]
+            continue
+        chain.append(inner)
+        body = inner.body
+
+
+def _class_attributes(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: set[str]) -> tuple[set[str], list[ast.expr]] | None:
+    """Attributes a class of the file defines (its body, ``self.x`` in its methods, its
+    bases in the file), and its bases from elsewhere; None when it has ``__getattr__``."""
+    names: set[str] = set()
+    outside: list[ast.expr] = []
+    for stmt in ast.walk(cls):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt in cls.body:
+            names.add(stmt.name)
+            if stmt.name in ("__getattr__", "__getattribute__"):
+                return None
+            args = stmt.args.posonlyargs + stmt.args.args
+            if args:
+                first = args[0].arg
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                            and isinstance(node.value, ast.Name) and node.value.id == first:
+                        names.add(node.attr)
+    for stmt in cls.body:
+        if isinstance(stmt, ast.ClassDef):
+            names.add(stmt.name)
+        for node in ast.walk(stmt) if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else ():
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+            inner = _class_attributes(classes[base.id], classes, seen | {base.id})
+            if inner is None:
+                return None
+            names |= inner[0]
+            outside += inner[1]
+        elif not (isinstance(base, ast.Name) and base.id == "object"):
+            outside.append(base)
+    return names, outside
+
+
+def attribute_ghosts_on_line(source: str, line: int) -> tuple[list[str], int]:
+    """(attributes on ``line`` that do not exist, how many attributes were judged)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return [], 0
+    modules: dict[str, str] = {}
+    from_imports: dict[str, tuple[str, str]] = {}
+    preload: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                preload.append(alias.name)
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    modules.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            preload.append(node.module)
+            for alias in node.names:
+                if alias.name != "*":
+                    from_imports[alias.asname or alias.name] = (node.module, alias.name)
+    around = _enclosing(tree, line)
+    function = next((n for n in reversed(around) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    local: set[str] = set()
+    if function is not None:
+        local = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | {
+            n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    # self: the first parameter of a method of a class of the file
+    self_name, own, outside = None, set(), []
+    if len(around) >= 2 and isinstance(around[-1], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            and isinstance(around[-2], ast.ClassDef):
+        method = around[-1]
+        args = method.args.posonlyargs + method.args.args
+        decorators = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
+        if args and "staticmethod" not in decorators and "classmethod" not in decorators:
+            classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+            facts = _class_attributes(around[-2], classes, {around[-2].name})
+            if facts is not None:
+                self_name, (own, outside) = args[0].arg, facts
+    questions: list[tuple[str, list]] = []  # (shown, checker entry)
+    decided: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.lineno == line):
+            continue
+        chain = _dotted(node)
+        if chain is None or ".".join(chain) in seen:
+            continue
+        seen.add(".".join(chain))
+        head = chain[0]
+        if head == self_name and len(chain) == 2:
+            attr = chain[1]
+            if attr in own or attr in OBJECT_ATTRIBUTES:
+                decided.append((".".join(chain), True))
+                continue
+            entries = []
+            for base in outside:
+                path = _dotted(base)
+                if path is None:
+                    entries = None
+                    break
+                if path[0] in modules:
+                    entries.append([modules[path[0]], path[1:], attr])
+                elif path[0] in from_imports:
+                    module, name = from_imports[path[0]]
+                    entries.append([module, [name, *path[1:]], attr])
+                elif hasattr(builtins, path[0]):
+                    entries.append(["builtins", path, attr])
+                else:
+                    entries = None
+                    break
+            if entries is None:
+                continue  # a base from elsewhere: not judged
+            if not entries:
+                decided.append((".".join(chain), False))
+            else:
+                questions.append((".".join(chain), ["any", entries]))
+        elif head in local:
+            continue  # a local of that name hides the module
+        elif head in modules:
+            questions.append((".".join(chain), [modules[head], chain[1:]]))
+        elif head in from_imports:
+            module, name = from_imports[head]
+            questions.append((".".join(chain), [module, [name, *chain[1:]]]))
+    flat = [e for _, q in questions for e in (q[1] if q[0] == "any" else [q])]
+    answers = iter(_ask_checker(tuple(sorted(set(preload))), flat)) if flat else iter(())
+    for shown, question in questions:
+        got = [next(answers) for _ in (question[1] if question[0] == "any" else [question])]
+        if any(a is True for a in got):
+            decided.append((shown, True))
+        elif got and all(a is False for a in got):
+            decided.append((shown, False))
+    return sorted({shown for shown, exists in decided if not exists}), len(decided)

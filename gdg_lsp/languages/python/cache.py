@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import tree_sitter
@@ -67,17 +67,51 @@ class ModuleView:
     first_decls: dict[str, scopes.Decl]  # positions as of the analysis that made the view
     starts: dict[str, int]  # byte offset of each binding's identifier in the current text
     star_imports: list[tuple[str, int, int]]
+    class_tree: Any = None
+    """A whole-file tree whose module-level classes are those of the current text (the
+    tree of the analysis that made the view, or of the last whole re-parse): class
+    shapes for ``Box.`` and ``Box()`` are read from it (``module_class``)."""
+    class_nodes: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Module-level class nodes of ``class_tree`` by name (found on first use)."""
+    member_memo: dict[Any, dict] = field(default_factory=dict, compare=False)
+    """What the member layer learnt of module names and builtins, per surface reader
+    (languages/python/members.py): the same for every hole in a function of this text."""
 
     @classmethod
-    def build(cls, module: scopes.Scope, binding_of) -> ModuleView:
-        """``binding_of(decl, owner)``: the analyzer's Binding for a module declaration."""
+    def build(cls, module: scopes.Scope, binding_of, tree: Any = None) -> ModuleView:
+        """``binding_of(decl, owner)``: the analyzer's Binding for a module declaration;
+        ``tree``: the whole-file tree the module scope was read from."""
         names = sorted(module.decls)
         first = {name: module.decls[name][0] for name in names}
         bound = {name: binding_of(decl, module) for name, decl in first.items()}
         hidden = set(first)
         builtin_names = sorted(scopes.BUILTIN_NAMES - hidden)
         return cls(bound, {n: builtin_binding(n) for n in builtin_names}, first,
-                   {name: decl.node_start for name, decl in first.items()}, list(module.star_imports))
+                   {name: decl.node_start for name, decl in first.items()}, list(module.star_imports), tree)
+
+    def holds(self, name: str, binding: Binding) -> bool:
+        """Whether ``binding`` is this view's own binding of ``name`` (a module name or a builtin)."""
+        return self.module.get(name) is binding or self.builtins.get(name) is binding
+
+    def module_class(self, name: str) -> Any:
+        """The first module-level ``class name`` of ``class_tree``, or None."""
+        if self.class_tree is None:
+            return None
+        if not self.class_nodes:
+            for child in self.class_tree.root_node.children:
+                node = child
+                if node.type == "decorated_definition":
+                    node = node.child_by_field_name("definition")
+                if node is not None and node.type == "class_definition":
+                    ident = node.child_by_field_name("name")
+                    if ident is not None and ident.text is not None:
+                        self.class_nodes.setdefault(ident.text.decode("utf-8", "replace"), node)
+            self.class_nodes.setdefault("", None)  # scanned
+        return self.class_nodes.get(name)
+
+    def with_class_tree(self, tree: Any) -> ModuleView:
+        """The view reading classes from ``tree`` (a whole re-parse of the current text)."""
+        return replace(self, class_tree=tree, class_nodes={}, member_memo={})
 
     def shifted(self, after: int, delta_bytes: int, delta_rows: int) -> ModuleView:
         """The view after an edit inside a function body that began at byte ``after``:
@@ -95,7 +129,11 @@ class ModuleView:
                 o = binding.origin
                 module[name] = Binding(binding.name, binding.sort, binding.attrs,
                                        Origin(o.uri, o.line + delta_rows, o.character, o.detail))
-        return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports)
+        memo = {reader: {name: kept for name, kept in names.items() if module.get(name) is kept[1]
+                         or self.builtins.get(name) is kept[1]} for reader, names in self.member_memo.items()}
+        # (bindings moved by the edit are new objects: what was learnt of them is learnt again)
+        return ModuleView(module, self.builtins, self.first_decls, starts, self.star_imports, self.class_tree,
+                          self.class_nodes, memo)
 
 
 @dataclass
@@ -222,18 +260,49 @@ def _parse_function_alone(language: Any, source: bytes, start: int, end: int, st
     return parser.parse(source)
 
 
+def _next_code_is_at_column_0(source: bytes, end: int) -> bool:
+    """Whether the first line after byte ``end`` that holds code (not blank, not only a
+    comment) starts at column 0, or no such line follows. Only then does a function that
+    ends at ``end`` in a parse of its own bytes end there in the whole file's parse too:
+    an indented line after it would continue its body."""
+    nl = source.find(b"\n", end)
+    while nl >= 0:
+        line_end = source.find(b"\n", nl + 1)
+        line = source[nl + 1 : line_end if line_end >= 0 else len(source)]
+        stripped = line.lstrip(b" \t\f\r")
+        if stripped and not stripped.startswith(b"#"):
+            return len(stripped) == len(line)
+        nl = line_end
+    return True
+
+
+def _broken_with_errors_after(root: Any, top: Any) -> bool:
+    """Whether top-level node ``top`` (holding the edited function) and another top-level
+    node both have errors. Error recovery around a broken function can push the code
+    after it to module level (an indented ``for`` read as a module statement binds a
+    module name), so a module view read from such a tree belongs to that text alone, not
+    to the text with the function repaired. An error elsewhere, after a function that
+    parsed cleanly, starts from a clean top-level state and is the same in both texts."""
+    if not root.has_error or not top.has_error:
+        return False
+    return any(child.has_error and child.id != top.id for child in root.children)
+
+
 def _function_alone(old_fn: Any, old_tree_root: Any, delta: int, new_source: bytes, start: int, new_end: int,
                     language: Any) -> Any:
     """The edited function parsed over its own bytes, or None where that parse could
     differ from the whole file's. Only an undecorated function at column 0 of the module
-    qualifies: the parser starts it in the state the whole-file parse has there (after a
-    complete top-level statement, indentation 0), and the unchanged code after it begins
-    at column 0. The result must be one error-free function spanning the range: a line
-    dedented out of it, a bracket or string left open, shows up as a second statement or
-    an error, and the whole file is parsed instead."""
+    qualifies, followed by code at column 0 (checked: after a broken function the next
+    lines may be indented): the parser starts it in the state the whole-file parse has
+    there (after a complete top-level statement, indentation 0), and the function ends
+    where the next column-0 line begins. The result must be one error-free function
+    spanning the range: a line dedented out of it, a bracket or string left open, shows
+    up as a second statement or an error, and the whole file is parsed instead."""
     if old_fn.start_point[1] != 0 or old_fn.parent is None or old_fn.parent.id != old_tree_root.id:
         return None
     fn_start, fn_end = old_fn.start_byte, old_fn.end_byte + delta
+    if not _next_code_is_at_column_0(new_source, fn_end):
+        return None
     row = old_fn.start_point[0]
     end_point = _point(new_source, fn_end, row, fn_start)[0]
     tree = _parse_function_alone(language, new_source, fn_start, fn_end, (row, 0), end_point)
@@ -259,6 +328,11 @@ def reanalyse_function(old_source: bytes, old_tree: Any, view: ModuleView, new_s
     if found is None:
         return None
     old_fn = found[0]
+    top = old_fn
+    while top.parent is not None and top.parent.id != old_tree.root_node.id:
+        top = top.parent
+    if _broken_with_errors_after(old_tree.root_node, top):
+        return None  # the module view was read from a recovery around the broken function
     # a `global` statement binds module names from inside a function: the module view would change
     if b"global" in old_source[old_fn.start_byte:old_fn.end_byte]:
         return None
@@ -295,7 +369,7 @@ def reanalyse_function(old_source: bytes, old_tree: Any, view: ModuleView, new_s
             or b"global" in new_source[fn.start_byte:fn.end_byte]):
         return None
     delta_rows = new_end_point[0] - old_end_point[0]
-    view = view.shifted(start, delta, delta_rows)
+    view = view.shifted(start, delta, delta_rows).with_class_tree(tree)  # a class around fn may have changed
     scope_tree = _function_scopes(fn, classes, tree.root_node, new_source, view)
     return Incremental(tree, scope_tree, view, FunctionSpan(fn.start_byte, fn.end_byte))
 

@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from gdg_lsp.languages.python import signatures
+
 FUNCTION_LIKE = frozenset({"function", "lambda"})
 COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"})
 # the names a module has without binding them, as pyflakes counts them (``__cached__`` exists at
@@ -280,7 +282,8 @@ class _Builder:
         scope.children.append(inner)
         if name is not None:
             self.decl(scope, name, "Function", node.end_byte if scope.kind != "class" else node.end_byte,
-                      signature=_text(params), returns=_text(returns) or None, is_async=bool(is_async))
+                      signature=_text(params), returns=_text(returns) or None, is_async=bool(is_async),
+                      keywords=signatures.function_keywords(node, method=scope.kind == "class"))
         if params is not None:
             self.params(params, inner)
         if scope.kind == "class":
@@ -313,24 +316,8 @@ class _Builder:
 
     def params(self, params: Any, inner: Scope) -> None:
         for p in params.named_children:
-            kind, ident, annotation, default = "positional", None, None, None
-            if p.type == "identifier":
-                ident = p
-            elif p.type in ("default_parameter", "typed_default_parameter"):
-                ident = p.child_by_field_name("name")
-                annotation = p.child_by_field_name("type")
-                default = p.child_by_field_name("value")
-            elif p.type == "typed_parameter":
-                annotation = p.child_by_field_name("type")
-                for child in p.named_children:
-                    if child.type == "identifier":
-                        ident = child
-                    elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                        kind = "*args" if child.type == "list_splat_pattern" else "**kwargs"
-                        ident = next((c for c in child.named_children if c.type == "identifier"), None)
-            elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                kind = "*args" if p.type == "list_splat_pattern" else "**kwargs"
-                ident = next((c for c in p.named_children if c.type == "identifier"), None)
+            splat, ident, annotation, default = signatures.parameter_parts(p)
+            kind = splat or "positional"
             if ident is not None and ident.type == "identifier":
                 self.decl(inner, ident, "Parameter", inner.start, kind=kind,
                           annotation=_text(annotation) or None, default=_text(default) or None)
@@ -381,8 +368,13 @@ class _Builder:
         if right is not None:
             self.visit(right, scope)
         if left is not None:
+            call = None  # `x = Box(...)`: an instance of Box, when Box's members are known
+            if left.type == "identifier" and right is not None and right.type == "call":
+                function = right.child_by_field_name("function")
+                if function is not None and function.type in ("identifier", "attribute"):
+                    call = _text(function)
             self.targets(scope, left, "Variable", node.end_byte, kind="assignment",
-                         annotation=_text(annotation) or None)
+                         annotation=_text(annotation) or None, call=call)
 
     def v_augmented_assignment(self, node: Any, scope: Scope) -> None:
         left = node.child_by_field_name("left")
@@ -445,10 +437,24 @@ class _Builder:
                 alias = child.child_by_field_name("alias")
                 module = _text(child.child_by_field_name("name"))
                 if alias is not None:
-                    self.decl(scope, alias, "Module", node.end_byte, module=module)
+                    self.decl(scope, alias, "Module", node.end_byte, module=module, alias=True)
             elif child.type == "dotted_name" and child.named_children:
                 head = child.named_children[0]
-                self.decl(scope, head, "Module", node.end_byte, module=_text(child))
+                dotted = _text(child)
+                self.decl(scope, head, "Module", node.end_byte, module=dotted)
+                self._submodule(scope, _text(head), dotted)
+
+    @staticmethod
+    def _submodule(scope: Scope, head: str, dotted: str) -> None:
+        """``import a.b`` also makes ``a.b`` an attribute of ``a``: the first binding of ``a``
+        (the one Γ keeps) lists every such import of the scope (``submodules``)."""
+        if "." not in dotted or scope.globals and head in scope.globals:
+            return
+        first = scope.decls.get(head, [None])[0]
+        if first is not None and first.sort == "Module" and not first.attrs.get("alias"):
+            known = tuple(first.attrs.get("submodules", ()))
+            if dotted not in known:
+                first.attrs["submodules"] = tuple(sorted((*known, dotted)))
 
     def v_import_from_statement(self, node: Any, scope: Scope) -> None:
         module_node = node.child_by_field_name("module_name")

@@ -1,9 +1,13 @@
 """SQL: the hole at the cursor, Γ there, diagnostics, and the schema the model sees.
 
-Γ has three layers: the workspace's schema (``gdg_lsp.languages.sql.catalog``:
-DDL files, SQLite files, PostgreSQL connections) as the global layer; the
-tables and views created earlier in the document; and the statement's own
-names (CTEs, FROM subqueries, table aliases, select-list aliases).
+Γ has three layers: the schema of the file's data source (``sources.py``
+decides which: a ``gdg.sql.sources`` entry, a ``-- gdg:`` comment, the nearest
+folder with schema files, or the whole workspace; ``catalog.py`` reads DDL
+files, SQLite files and PostgreSQL databases) as the global layer; the tables
+and views created earlier in the document; and the statement's own names
+(CTEs, FROM subqueries, table aliases, select-list aliases). The source also
+sets the dialect the grammar follows (``dialects.py``) and what the model is
+shown (``prompt.py``).
 
 The hole is the rest of the query block at the cursor (a statement, or a
 subquery up to its ``)``), from its first keyword, so the grammar sees the
@@ -36,6 +40,10 @@ from gdg_lsp.languages.base import (
     ThreadParser,
     WorkspaceContext,
 )
+from gdg_lsp.languages.sql import dialects
+from gdg_lsp.languages.sql import prompt as sql_prompt
+from gdg_lsp.languages.sql import sources as sql_sources
+from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.catalog import catalog_for
 from gdg_lsp.languages.sql.ddl import read_ddl, resolve
 from gdg_lsp.languages.sql.lexer import (
@@ -106,6 +114,7 @@ class _Env:
     workspace: list[Table]
     document: list[Table]
     gamma: Gamma
+    resolution: sql_sources.Resolution
 
 
 class _Resolver:
@@ -181,7 +190,9 @@ class SqlAnalyzer(Analyzer):
 
     def __init__(self) -> None:
         self._documents: BoundedCache[str, _Document] = BoundedCache("sql.documents", 16)
-        self._workspace_frames: BoundedCache[tuple, Frame] = BoundedCache("sql.workspace-frames", 8)
+        self._workspace_frames: BoundedCache[tuple, tuple[sql_sources.Resolution, Frame]] = BoundedCache(
+            "sql.workspace-frames", 8)
+        self._resolutions: BoundedCache[tuple, sql_sources.Resolution] = BoundedCache("sql.data-sources", 64)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -197,27 +208,44 @@ class SqlAnalyzer(Analyzer):
 
         return self._documents.get_or_make(key, make)
 
-    def workspace_tables(self, snapshot: Snapshot, workspace: WorkspaceContext) -> tuple[list[Table], Any]:
-        if not workspace.roots and not getattr(getattr(workspace.settings, "sql", None), "connections", None):
-            return [], None
+    def resolution(self, snapshot: Snapshot, workspace: WorkspaceContext) -> sql_sources.Resolution:
+        """The file's data source and its tables (``sources.py``), kept until the schema
+        files, the settings or the file's ``-- gdg:`` header change."""
+        sql = getattr(workspace.settings, "sql", None)
+        if not workspace.roots and not getattr(sql, "connections", None) and not getattr(sql, "sources", None):
+            return sql_sources.Resolution(sql_sources.DataSource("workspace", "no workspace folder"), [], dialects.ANSI)
         catalog = catalog_for(workspace.roots, workspace.settings)
-        return catalog.tables(exclude=uri_to_path(snapshot.uri)), catalog
+        catalog.fresh()
+        path = uri_to_path(snapshot.uri)
+        header = tuple((line, tuple(sorted(pairs.items())))
+                       for line, pairs in sql_sources.header_directives(snapshot.text))
+        key = (id(catalog), catalog.version, str(path), header, repr(sql))
+        return self._resolutions.get_or_make(
+            key, lambda: sql_sources.resolve(catalog, workspace.settings, path, snapshot.text))
+
+    def workspace_tables(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Table]:
+        """The tables of the file's data source (Γ's global layer)."""
+        return self.resolution(snapshot, workspace).tables
 
     def _env(self, snapshot: Snapshot, workspace: WorkspaceContext, before: int) -> _Env:
-        """Γ's outer layers for a statement starting at ``before``: the workspace,
+        """Γ's outer layers for a statement starting at ``before``: the data source,
         then the tables the document creates above it."""
         doc = self._document(snapshot.text)
-        ws_tables, catalog = self.workspace_tables(snapshot, workspace)
+        resolution = self.resolution(snapshot, workspace)
+        ws_tables = resolution.tables
         earlier = [s for s in doc.statements if s[1] <= before]
         ddl = read_ddl(snapshot.text, snapshot.uri, earlier)
-        document = resolve([ddl], ws_tables) if (ddl.tables or ddl.alters or ddl.views) else []
+        document = resolve([ddl], ws_tables) if ddl else []
         tables = {t.key: t for t in ws_tables}
         for table in document:
             tables[table.key] = table
-        key = (id(catalog), getattr(catalog, "version", 0), str(uri_to_path(snapshot.uri)), len(ws_tables))
-        frame = self._workspace_frames.get_or_make(key, lambda: Frame("workspace", bindings(ws_tables)))
-        gamma = Gamma(frame, [Frame("document", bindings(document, snapshot.uri))])
-        return _Env(tables, ws_tables, document, gamma)
+        key = (id(resolution), str(uri_to_path(snapshot.uri)))
+        cached = self._workspace_frames.get(key)
+        if cached is None or cached[0] is not resolution:  # the resolution is kept: its id is not reused
+            frame = Frame("workspace", bindings(ws_tables, data_source=resolution.describe()))
+            cached = self._workspace_frames.put(key, (resolution, frame))
+        gamma = Gamma(cached[1], [Frame("document", bindings(document, snapshot.uri))])
+        return _Env(tables, ws_tables, document, gamma, resolution)
 
     @staticmethod
     def _statement_at(doc: _Document, offset: int) -> tuple[int, int, list[Token]]:
@@ -441,7 +469,15 @@ class SqlAnalyzer(Analyzer):
             if table is not None and table.key not in seen and table.kind != "subquery":
                 seen.add(table.key)
                 prompt_ddl.append(table.render_ddl())
+        resolution = env.resolution
+        first = next((t for t in statement.tokens if t.start >= s_start), None)
+        question = sql_prompt.question_above(text, first.start if first is not None else s_start)
+        dialect_slots = dialects.context(resolution.dialect)
         context: dict[str, Any] = {
+            **dialect_slots,
+            "data_source": resolution.describe(),
+            "prompt_tables": [t.name for t in (visible.get(ident_key(n)) for n in in_play) if t is not None],
+            "prompt_question": question,
             "mode_statement": [""] if mode == "statement" else [],
             "mode_subquery": [""] if mode == "subquery" else [],
             "mode_items": [""] if mode == "items" else [],
@@ -455,6 +491,7 @@ class SqlAnalyzer(Analyzer):
             "open_scope": [{"top": [""]}],
             "prompt_ddl": prompt_ddl,
             "next_statement": {
+                **dialect_slots,
                 "mode_statement": [""], "mode_subquery": [], "mode_items": [], "end_newline": [""],
                 "from_keyword": [], "items_newline": [], "out_aliases": [], "item_aliases": [],
                 "scopes": fresh or members,
@@ -522,12 +559,26 @@ class SqlAnalyzer(Analyzer):
     # -- the model's view ------------------------------------------------------------------
 
     def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
-        ddl = list(hole.context.get("prompt_ddl", ()))
-        if not ddl:
-            return ""
         tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
         budget = int(tokens * CHARS_PER_TOKEN * PROMPT_SHARE)
-        return schema_prompt(ddl, budget)
+        sql = getattr(workspace.settings, "sql", None)
+        if getattr(sql, "prompt", "schema") == "plain":
+            return sql_prompt.plain_prompt(list(hole.context.get("prompt_ddl", ())), budget)
+        resolution = self.resolution(snapshot, workspace)
+        by_key = {t.key: t for t in resolution.tables}
+        ordered: list[Table] = []
+        for name in [*hole.context.get("prompt_tables", ()), *(t.name for t in resolution.tables)]:
+            table = by_key.pop(ident_key(name), None)
+            if table is not None:
+                ordered.append(table)
+        rows: dict[str, list[tuple]] = {}
+        # rows are the user's data: shown to a model running here, never sent to a remote engine
+        local = getattr(workspace.settings, "backend", "local") == "local"
+        for database in resolution.source.sqlite[:1] if local else ():
+            # a table the database lacks (defined by a DDL file only) is skipped by sample_rows
+            rows = sql_sqlite.sample_rows(database, [t.name for t in ordered[:12] if t.kind == "table"])
+        return sql_prompt.schema_prompt(ordered, budget, resolution.dialect,
+                                        str(hole.context.get("prompt_question", "")), rows)
 
     def replay_text(self, raw: str) -> str:
         return flatten(raw)
@@ -546,9 +597,11 @@ class SqlAnalyzer(Analyzer):
             cut = None
             if last.kind in ("quoted", "string") and not last.closed:
                 cut = last.start
+            elif last.kind == "word" and len(toks) > 1 and toks[-2].text == "::":
+                break  # a cast's type name (x::int)
             elif last.kind == "word" and last.lower not in RESERVED and ident_key(last.text) not in known:
                 cut = last.start
-            elif last.kind == "word" and last.lower in FUNCTION_NAMES and ident_key(last.text) not in known:
+            elif last.kind == "word" and last.lower in dialects.ALL_FUNCTIONS and ident_key(last.text) not in known:
                 cut = last.start  # a function name whose "(" was never written
             elif last.text == ".":
                 cut = toks[-2].start if len(toks) > 1 and toks[-2].is_identifier else last.start
@@ -639,8 +692,7 @@ class SqlAnalyzer(Analyzer):
 
     def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
         doc = self._document(snapshot.text)
-        findings: list[Finding] = []
-        ws_tables, _ = self.workspace_tables(snapshot, workspace)
+        findings: list[Finding] = self._source_findings(snapshot, workspace)
         for s_start, s_end, s_tokens in doc.statements:
             sig = significant(s_tokens)
             if not sig or sig[0].lower not in QUERY_KEYWORDS:
@@ -650,6 +702,23 @@ class SqlAnalyzer(Analyzer):
                 continue  # no schema known: nothing to check against
             statement = read_statement(snapshot.text, s_start, s_end, s_tokens)
             findings.extend(_check_statement(statement, _Resolver(env.tables)))
+        return findings
+
+    def _source_findings(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
+        """What the data source's rules found wrong or worth knowing, on the line concerned."""
+        findings = []
+        text = snapshot.text
+        for note in self.resolution(snapshot, workspace).notes:
+            start = 0
+            for _ in range(note.line):
+                nxt = text.find("\n", start)
+                if nxt < 0:
+                    break
+                start = nxt + 1
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+            findings.append(Finding(start, max(start, end), note.message, "sql.data-source", note.severity,
+                                    {"dataSource": True}))
         return findings
 
 
@@ -663,14 +732,11 @@ class _Written(Scope):
         return {**super().member(gamma, used), "written": [""]}
 
 
-FUNCTION_NAMES = frozenset("count sum avg min max total abs lower upper length round coalesce ifnull substr trim "
-                           "replace instr nullif".split())
-"""The functions the statement grammar knows (grammars/sql/statement.ebnf)."""
-
 _DANGLING = ("and", "or", "not", "where", "on", "join", "inner", "left", "right", "full", "outer", "cross", "natural",
              "by", "group", "order", "having", "as", "in", "like", "glob", "between", "is", "from", "select",
              "distinct", "all", "limit", "offset", "set", "values", "into", "case", "when", "then", "else",
-             "union", "intersect", "except", "exists", "using", "with", "insert", "update", "delete", "escape")
+             "union", "intersect", "except", "exists", "using", "with", "insert", "update", "delete", "escape",
+             "ilike", "returning", "cast", "extract")
 
 
 def _unclosed_paren(toks: Sequence[Token]) -> int | None:
@@ -682,53 +748,6 @@ def _unclosed_paren(toks: Sequence[Token]) -> int | None:
         elif tok.kind == "op" and tok.text == ")" and stack:
             stack.pop()
     return stack[-1] if stack else None
-
-
-def schema_prompt(ddl: Sequence[str], budget_chars: int) -> str:
-    """The tables' DDL, most relevant first, within ``budget_chars``: whole
-    definitions while they fit, then one-line summaries, then nothing."""
-    parts = ["-- Database schema:"]
-    used = len(parts[0]) + 1
-    for definition in ddl:
-        if used + len(definition) + 1 <= budget_chars:
-            parts.append(definition)
-            used += len(definition) + 1
-            continue
-        summary = _summary(definition)
-        if summary and used + len(summary) + 1 <= budget_chars:
-            parts.append(summary)
-            used += len(summary) + 1
-    if len(parts) == 1:
-        return ""
-    return "\n".join(parts) + "\n\n"
-
-
-def _summary(definition: str) -> str:
-    """``-- name(col, col, …)`` for a CREATE statement."""
-    toks = [t for t in significant(tokenize(definition))]
-    try:
-        start = next(i for i, t in enumerate(toks) if t.text == "(")
-    except StopIteration:
-        return ""
-    name = toks[start - 1].text
-    columns = []
-    depth = 0
-    expect_name = True
-    for tok in toks[start + 1 :]:
-        if tok.text == "(":
-            depth += 1
-        elif tok.text == ")":
-            if depth == 0:
-                break
-            depth -= 1
-        elif tok.text == "," and depth == 0:
-            expect_name = True
-            continue
-        elif expect_name and depth == 0:
-            if tok.kind in ("word", "quoted") and not tok.is_word("primary", "foreign", "constraint", "unique", "check"):
-                columns.append(tok.text)
-            expect_name = False
-    return f"-- {name}({', '.join(columns)})"
 
 
 # -- diagnostics ---------------------------------------------------------------------------------

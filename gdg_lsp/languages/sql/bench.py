@@ -1,23 +1,32 @@
 """SQL benchmark plug-in: Spider questions, judged by running the query on SQLite.
 
-A case is a document ``-- <question>`` then ``SELECT `` with the cursor after
-it, placed in the database's schema folder (its ``schema.sql`` is the
-workspace schema; ``meta["workspace_roots"]`` adds the ``.sqlite`` file). The
-oracle runs ``SELECT <suggestion>`` on the database, opened read-only, and
-compares the rows with those of the gold query. It shares nothing with the
-analyzer: a reference that does not exist is reported by SQLite itself
-("no such table" / "no such column"), and counted as a ghost.
+The corpus keeps schemas and databases apart (``schemas/<db>/schema.sql``,
+``db/<db>.sqlite``); the plug-in lays them out as a user's monorepo would be:
+one folder per database holding its ``schema.sql``, its ``<db>.sqlite`` and
+its question files, all in one workspace (a private temporary folder). Every
+question therefore goes through the data source rules (``sources.py``: the
+nearest folder with schema files) and sees its own database only, next to 14
+others that define tables of their own.
 
-Run the arms with ``gdg-lsp bench quality --lang sql --max-tokens 96``; the
-runner asks ``workspace_for`` which workspace each question sees.
+A case is a document ``-- <question>`` then ``SELECT `` with the cursor after
+it. The oracle runs ``SELECT <suggestion>`` on the corpus database, opened
+read-only, and compares the rows with those of the gold query. It shares
+nothing with the analyzer: a reference that does not exist is reported by
+SQLite itself ("no such table" / "no such column"), and counted as a ghost.
+
+Run the arms with ``gdg-lsp bench quality --lang sql --max-tokens 96``
+(``--sql-prompt plain,schema`` runs both prompts side by side).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import random
 import re
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -35,9 +44,33 @@ def _corpus(corpus: Path) -> Path:
     return corpus / "sql" if (corpus / "sql" / "questions.jsonl").is_file() else corpus
 
 
+_LAYOUTS: dict[Path, Path] = {}
+
+
+def layout(corpus: Path) -> Path:
+    """The one-folder-per-database workspace built from the corpus (once per process):
+    ``<workspace>/<db>/schema.sql`` and ``<workspace>/<db>/<db>.sqlite``."""
+    root = _corpus(Path(corpus)).resolve()
+    if root in _LAYOUTS and _LAYOUTS[root].is_dir():
+        return _LAYOUTS[root]
+    workspace = Path(tempfile.mkdtemp(prefix="gdg-sql-bench-"))  # mode 0700, removed at exit
+    atexit.register(shutil.rmtree, workspace, True)
+    for schema in sorted((root / "schemas").glob("*/schema.sql")):
+        db_id = schema.parent.name
+        folder = workspace / db_id
+        folder.mkdir()
+        shutil.copyfile(schema, folder / "schema.sql")
+        database = root / "db" / f"{db_id}.sqlite"
+        if database.is_file():
+            shutil.copyfile(database, folder / f"{db_id}.sqlite")
+    _LAYOUTS[root] = workspace
+    return workspace
+
+
 def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     """``n`` questions (all when ``n`` is 0 or more than there are), in a seeded order."""
     root = _corpus(Path(corpus))
+    workspace = layout(root)
     rows = [json.loads(line) for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
@@ -49,18 +82,19 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
         db_id = row["db_id"]
         question = " ".join(str(row["question"]).split())
         text = f"-- {question}\nSELECT "
-        folder = (root / "schemas" / db_id).resolve()
+        path = workspace / db_id / f"question_{index:03d}.sql"
+        path.write_text(text, encoding="utf-8")
         database = (root / "db" / f"{db_id}.sqlite").resolve()
         gold = str(row["query"])
         cases.append(HoleCase(
             case_id=f"sql-{index:03d}-{db_id}",
             language="sql",
-            uri=(folder / f"question_{index:03d}.sql").as_uri(),
+            uri=path.as_uri(),
             text=text,
             cursor=len(text),
             expected=_after_select(gold),
             meta={"db_id": db_id, "question": question, "gold": gold, "database": str(database),
-                  "workspace_roots": [str(folder), str(database)], "gold_rows": row.get("gold_rows")},
+                  "workspace_roots": [str(workspace)], "gold_rows": row.get("gold_rows")},
         ))
     return cases
 
@@ -135,6 +169,18 @@ def check(case: HoleCase, suggestion: str) -> OracleResult:
 
 
 def workspace_for(case: HoleCase, args: Any = None) -> WorkspaceContext:
-    """Each question sees its own database's schema only: the folder with its
-    ``schema.sql`` and its ``.sqlite`` file (not the whole corpus's schemas)."""
+    """The workspace of every database's folder: which one a question sees is the
+    data source rules' decision (its own folder), as in an editor."""
     return WorkspaceContext([Path(root) for root in case.meta["workspace_roots"]])
+
+
+VARIANTS = {"plain": "the DDL of the tables in play (gdg.sql.prompt = plain)",
+            "schema": "the data source's schema compacted, example rows, the question (gdg.sql.prompt = schema)"}
+"""The prompts ``--sql-prompt`` compares."""
+
+
+def variant_settings(settings: Any, name: str) -> Any:
+    """``settings`` with the SQL prompt ``name`` (``bench quality --sql-prompt``)."""
+    import attrs
+
+    return attrs.evolve(settings, sql=attrs.evolve(settings.sql, prompt=name))

@@ -1,13 +1,17 @@
-"""Reading schema definitions: CREATE TABLE, CREATE VIEW, ALTER TABLE … ADD COLUMN.
+"""Reading schema definitions: CREATE TABLE/VIEW, ALTER TABLE, DROP TABLE/VIEW.
 
 Used for the workspace's ``.sql`` files, for the DDL SQLite keeps in
 ``sqlite_master``, and for tables created earlier in the document being
 edited. Names keep their spelling and quotes. Anything else in the text is
 skipped; a statement that cannot be read is skipped with a note, never raised.
 
-Views and ``CREATE TABLE … AS SELECT`` take their columns from their query,
-which may read tables defined elsewhere, so they are resolved after every
-source has been read (``resolve``).
+``resolve`` replays the statements of several texts in the order given (a
+data source's migration files in version order, see ``migrations.py``):
+``ALTER TABLE`` adds, drops and renames columns or renames the table, ``DROP``
+removes it, a second ``CREATE`` of a name only adds columns. An ALTER whose
+table is not created yet is applied once it is (files read in path order need
+not be in dependency order). Views and ``CREATE TABLE … AS SELECT`` take their
+columns from their query over the final schema.
 """
 
 from __future__ import annotations
@@ -35,7 +39,20 @@ _COLUMN_OPTION_STARTS = ("constraint", "primary", "not", "null", "default", "ref
 class Alter:
     table: str
     columns: list[Column]
+    """Columns added."""
     ddl: str
+    line: int
+    dropped: list[str] = field(default_factory=list)
+    renamed_columns: list[tuple[str, str]] = field(default_factory=list)
+    new_name: str | None = None
+    """``RENAME TO``: the table's new spelling."""
+
+
+@dataclass
+class Drop:
+    """``DROP TABLE`` / ``DROP VIEW``: the names it removes."""
+
+    names: list[str]
     line: int
 
 
@@ -58,6 +75,18 @@ class DdlResult:
     alters: list[Alter] = field(default_factory=list)
     views: list[PendingView] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+    order: list[Table | Alter | PendingView | Drop] = field(default_factory=list)
+    """Every definition above, in the order of the text (what ``resolve`` replays)."""
+    dialect_hint: str = ""
+    """The engine the text shows it was written for (``dialects.hint``), if any."""
+
+    def __bool__(self) -> bool:
+        return bool(self.order)
+
+    def add(self, item: Table | Alter | PendingView | Drop) -> None:
+        {Table: self.tables, Alter: self.alters, PendingView: self.views, Drop: self.drops}[type(item)].append(item)
+        self.order.append(item)
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -169,7 +198,7 @@ def read_ddl(text: str, source: str = "", statements: Iterable[tuple[int, int, l
     result = DdlResult()
     for start, end, tokens in statements if statements is not None else split_statements(text):
         toks = significant(tokens)
-        if not toks or not toks[0].is_word("create", "alter"):
+        if not toks or not toks[0].is_word("create", "alter", "drop"):
             continue
         try:
             _read_one(text, start, end, toks, source, result)
@@ -182,6 +211,16 @@ def _read_one(text: str, start: int, end: int, toks: list[Token], source: str, r
     ddl = text[toks[0].start : toks[-1].end]
     line = _line_of(text, toks[0].start)
     i = 1
+    if toks[0].is_word("drop"):
+        if not toks[i].is_word("table", "view"):
+            return
+        i += 1
+        if toks[i].is_word("if") and toks[i + 1].is_word("exists"):
+            i += 2
+        names = [n for part in _split_commas(toks[i:]) if (n := _name(part, 0)[0]) is not None]
+        if names:
+            result.add(Drop(names, line))
+        return
     if toks[0].is_word("alter"):
         if not toks[i].is_word("table"):
             return
@@ -193,23 +232,11 @@ def _read_one(text: str, start: int, end: int, toks: list[Token], source: str, r
         name, i = _name(toks, i)
         if name is None:
             return
-        columns = []
+        alter = Alter(name, [], ddl, line)
         for part in _split_commas(toks[i:]):
-            k = 0
-            if not part[k].is_word("add"):
-                continue
-            k += 1
-            if k < len(part) and part[k].is_word("column"):
-                k += 1
-            if k + 2 < len(part) and part[k].is_word("if") and part[k + 1].is_word("not") and part[k + 2].is_word("exists"):
-                k += 3
-            if k < len(part) and part[k].is_word(*_CONSTRAINT_STARTS):
-                continue
-            column, _ = _column(part[k:])
-            if column is not None:
-                columns.append(column)
-        if columns:
-            result.alters.append(Alter(name, columns, ddl, line))
+            _alter_action(part, alter)
+        if alter.columns or alter.dropped or alter.renamed_columns or alter.new_name:
+            result.add(alter)
         return
     while toks[i].is_word("or", "replace", "temp", "temporary", "unlogged", "global", "local", "materialized", "recursive", "virtual"):
         i += 1
@@ -243,7 +270,7 @@ def _read_one(text: str, start: int, end: int, toks: list[Token], source: str, r
                 columns.append(column)
             if fk is not None:
                 fks.append(fk)
-        result.tables.append(Table(name, tuple(columns), "table", source, tuple(fks), ddl, line))
+        result.add(Table(name, tuple(columns), "table", source, tuple(fks), ddl, line))
         return
     # CREATE VIEW … AS query / CREATE TABLE … AS query
     while i < len(toks) and not toks[i].is_word("as"):
@@ -252,37 +279,100 @@ def _read_one(text: str, start: int, end: int, toks: list[Token], source: str, r
         return
     statement = read_statement(text, toks[i + 1].start, end)
     block = statement.blocks[0] if statement.blocks else None
-    result.views.append(PendingView(name, "view" if kind == "view" else "table", explicit, block, ddl, line, source))
+    result.add(PendingView(name, "view" if kind == "view" else "table", explicit, block, ddl, line, source))
+
+
+def _alter_action(part: list[Token], alter: Alter) -> None:
+    """One comma-separated action of an ALTER TABLE, recorded on ``alter``."""
+    k = 0
+    if part[k].is_word("add"):
+        k += 1
+        if k < len(part) and part[k].is_word("column"):
+            k += 1
+        if k + 2 < len(part) and part[k].is_word("if") and part[k + 1].is_word("not") and part[k + 2].is_word("exists"):
+            k += 3
+        if k < len(part) and part[k].is_word(*_CONSTRAINT_STARTS):
+            return
+        column, _ = _column(part[k:])
+        if column is not None:
+            alter.columns.append(column)
+    elif part[k].is_word("drop"):
+        k += 1
+        if k < len(part) and part[k].is_word("constraint", "primary", "foreign", "unique", "check", "index", "key"):
+            return
+        if k < len(part) and part[k].is_word("column"):
+            k += 1
+        if k + 1 < len(part) and part[k].is_word("if") and part[k + 1].is_word("exists"):
+            k += 2
+        if k < len(part) and part[k].kind in ("word", "quoted"):
+            alter.dropped.append(part[k].text)
+    elif part[k].is_word("rename"):
+        k += 1
+        if k < len(part) and part[k].is_word("to", "as"):
+            new_name, _ = _name(part, k + 1)
+            alter.new_name = new_name
+            return
+        if k < len(part) and part[k].is_word("column"):
+            k += 1
+        if k + 2 < len(part) and part[k + 1].is_word("to") and part[k + 2].kind in ("word", "quoted"):
+            alter.renamed_columns.append((part[k].text, part[k + 2].text))
+
+
+def _altered(target: Table, alter: Alter) -> Table:
+    columns = list(target.with_columns(alter.columns).columns)
+    dropped = {ident_key(c) for c in alter.dropped}
+    columns = [c for c in columns if ident_key(c.name) not in dropped]
+    for old, new in alter.renamed_columns:
+        columns = [Column(new, c.type) if ident_key(c.name) == ident_key(old) else c for c in columns]
+    return Table(alter.new_name or target.name, tuple(columns), target.kind, target.source, target.foreign_keys,
+                 (target.ddl + "\n" + alter.ddl).strip(), target.line, target.complete)
 
 
 def resolve(results: Sequence[DdlResult], base: Iterable[Table] = (), source_of: Sequence[str] | None = None) -> list[Table]:
-    """Tables of several DDL texts read in order, with ALTERs applied and views'
-    columns taken from their queries over everything known (``base`` included)."""
-    from gdg_lsp.languages.sql.schema import merge
-
-    merged = {t.key: t for t in merge([*(r.tables for r in results)])}
+    """Tables of several DDL texts replayed in order (see the module docstring), with
+    views' columns taken from their queries over everything known (``base`` included)."""
     known = {t.key: t for t in base}
+    state: dict[str, Table | PendingView] = {}
+    waiting: list[Alter] = []
+
+    def apply(alter: Alter) -> bool:
+        key = ident_key(alter.table)
+        target = state.get(key) or known.get(key)
+        if not isinstance(target, Table):
+            return False
+        state.pop(key, None)
+        updated = _altered(target, alter)
+        state[updated.key] = updated
+        return True
+
     for result in results:
-        for alter in result.alters:
-            key = ident_key(alter.table)
-            target = merged.get(key) or known.get(key)
-            if target is None:
-                continue
-            updated = target.with_columns(alter.columns)
-            merged[key] = Table(updated.name, updated.columns, updated.kind, updated.source,
-                                updated.foreign_keys, (target.ddl + "\n" + alter.ddl).strip(), target.line)
-    for result in results:
-        for view in result.views:
-            if view.columns:
-                columns = tuple(view.columns)
-            elif view.block is not None:
-                def columns_of(rel: Relation) -> list[str]:
-                    table = merged.get(ident_key(rel.name or "")) or known.get(ident_key(rel.name or ""))
-                    return [c.name for c in table.columns] if table else []
-                columns = tuple(Column(n) for n in output_names(view.block, columns_of))
+        for item in result.order:
+            if isinstance(item, Table):
+                current = state.get(item.key)
+                state[item.key] = current.with_columns(item.columns) if isinstance(current, Table) else current or item
+                waiting = [a for a in waiting if not apply(a)] if waiting else waiting
+            elif isinstance(item, PendingView):
+                state.setdefault(ident_key(item.name), item)
+            elif isinstance(item, Alter):
+                if not apply(item):
+                    waiting.append(item)
             else:
-                columns = ()
-            key = ident_key(view.name)
-            if key not in merged:
-                merged[key] = Table(view.name, columns, view.kind, view.source, (), view.ddl, view.line)
-    return list(merged.values())
+                for name in item.names:
+                    state.pop(ident_key(name), None)
+    for alter in waiting:
+        apply(alter)  # its table never appeared: nothing to alter
+    tables = {key: t for key, t in state.items() if isinstance(t, Table)}
+    for key, view in list(state.items()):
+        if not isinstance(view, PendingView):
+            continue
+        if view.columns:
+            columns = tuple(view.columns)
+        elif view.block is not None:
+            def columns_of(rel: Relation) -> list[str]:
+                table = tables.get(ident_key(rel.name or "")) or known.get(ident_key(rel.name or ""))
+                return [c.name for c in table.columns] if table else []
+            columns = tuple(Column(n) for n in output_names(view.block, columns_of))
+        else:
+            columns = ()
+        state[key] = tables[key] = Table(view.name, columns, view.kind, view.source, (), view.ddl, view.line)
+    return [t for t in state.values() if isinstance(t, Table)]

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from gdg_lsp.languages.sql import dialects
 from gdg_lsp.languages.sql.ddl import DdlResult, read_ddl
 
 SUFFIXES = (".sql",)
@@ -52,4 +53,6 @@ def read(path: Path) -> tuple[DdlResult, list[str]]:
     except OSError as err:
         return DdlResult(), [f"{path}: cannot read: {err.strerror or err}"]
     result = read_ddl(text, str(path))
+    if result:
+        result.dialect_hint = dialects.hint(text)
     return result, list(result.notes)

@@ -18,11 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gdg_lsp.languages.base import LexToken
+
 RESERVED = frozenset(
     """
     add all alter and as asc between by case cast check collate column constraint create cross
+    current_date current_time current_timestamp
     default delete desc distinct drop else end escape except exists false foreign from full glob
-    group having if in index inner insert intersect into is join key left like limit natural
+    group having if ilike in index inner insert intersect into is join key left like limit natural
     not null offset on or order outer over partition primary recursive references replace
     returning right select set table temp temporary then true union unique update using values
     view when where window with
@@ -43,13 +46,8 @@ _CLOSING = {'"': '"', "`": "`", "[": "]"}
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
-    kind: str
-    """word | quoted | string | number | op | comment | space"""
-    text: str
-    start: int
-    end: int
-    closed: bool = True
+class Token(LexToken):
+    """kind: word | quoted | string | number | op | comment | space"""
 
     @property
     def is_identifier(self) -> bool:

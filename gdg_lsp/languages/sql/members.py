@@ -100,13 +100,19 @@ def spellings(name: str, used: Mapping[str, Iterable[str]] | None = None) -> lis
     The declared spelling, quotes included, always. A quoted name that is a
     plain word also bare when that means the same identifier: for backticks
     and brackets (MySQL, SQLite, SQL Server compare names without case) and
-    for lower-case names (which PostgreSQL's folding leaves alone). And the
-    spellings of the same identifier the statement already uses.
+    for lower-case names (which PostgreSQL's folding leaves alone). The bare
+    word in lower case too, when case cannot matter: the name was declared
+    unquoted (every engine folds or ignores its case) or in backticks or
+    brackets (engines that ignore case) — small models write ``age`` for
+    ``Age``, and refusing it pushed them to ``*``. And the spellings of the
+    same identifier the statement already uses.
     """
     found = [name]
     inner = unquote(name)
     if inner != name and is_plain(inner) and (name[0] in "`[" or inner == inner.lower()):
         found.append(inner)
+    if is_plain(inner) and (inner == name or name[0] in "`[") and inner.lower() not in found and is_plain(inner.lower()):
+        found.append(inner.lower())
     if used:
         found.extend(u for u in used.get(ident_key(name), ()) if u not in found)
     return found

@@ -5,17 +5,25 @@ keys), inside a READ ONLY transaction that is rolled back, with a statement
 timeout and a socket timeout; the whole call is also bounded by a wall-clock
 limit, so a server that accepts the connection and then hangs cannot hold a
 request. The driver is pg8000 (pure Python). Errors become a message that
-never shows the password.
+never shows the password (``redact``, ``scrub``).
+
+DSN options are honoured as libpq defines them: ``sslmode`` (``verify-full``
+checks the certificate chain against ``sslrootcert`` and the host name;
+``verify-ca`` the chain; ``require`` encrypts without checking; ``prefer``,
+the default, uses TLS when the server offers it), ``sslrootcert`` (a file, or
+``system``), ``sslcert``/``sslkey``, ``connect_timeout``, ``options`` and
+``application_name``. Any other option is named in a warning.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import parse_qs, quote, unquote
 
 from gdg_lsp.languages.sql.lexer import spell
 from gdg_lsp.languages.sql.schema import Column, ForeignKey, Schema, Table
@@ -51,6 +59,18 @@ WHERE co.contype = 'f'
 _KINDS = {"r": "table", "p": "table", "f": "table", "v": "view", "m": "view"}
 
 
+SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+"""libpq's ``sslmode`` values (https://www.postgresql.org/docs/current/libpq-ssl.html)."""
+
+PASSED_OPTIONS = ("host", "port", "dbname", "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey",
+                  "connect_timeout", "options", "application_name")
+"""DSN options honoured; any other is named in a warning (never silently dropped)."""
+
+
+class DsnError(ValueError):
+    """A DSN that cannot be used as written (the message never holds the password)."""
+
+
 @dataclass(frozen=True)
 class ConnectionParams:
     host: str | None = None
@@ -59,20 +79,92 @@ class ConnectionParams:
     password: str | None = None
     database: str | None = None
     unix_sock: str | None = None
+    sslmode: str = "prefer"
+    sslrootcert: str | None = None
+    sslcert: str | None = None
+    sslkey: str | None = None
+    connect_timeout: float | None = None
+    options: str | None = None
+    application_name: str | None = None
+    ignored: tuple[str, ...] = ()
+    """Options of the DSN that gdg-lsp does not honour (reported, not silently dropped)."""
 
     def kwargs(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"user": self.user or "postgres", "database": self.database, "password": self.password}
+        """Keyword arguments of ``pg8000.native.Connection`` (the timeout aside)."""
+        params: dict[str, Any] = {"user": self.user or "postgres", "database": self.database, "password": self.password,
+                                  "ssl_context": self.ssl_context()}
         if self.unix_sock:
             params["unix_sock"] = self.unix_sock
         else:
             params["host"], params["port"] = self.host or "localhost", self.port
+        if self.options:
+            params["startup_params"] = {"options": self.options}
+        if self.application_name:
+            params["application_name"] = self.application_name
         return params
+
+    def ssl_context(self) -> Any:
+        """What pg8000 takes as ``ssl_context``: False (no TLS), None (TLS when the server
+        offers it, unverified: libpq's ``prefer``), or a context that TLS must use."""
+        if self.unix_sock or self.sslmode == "disable":
+            return False  # libpq never uses TLS on a Unix socket
+        if self.sslmode in ("allow", "prefer"):
+            return None
+        import ssl
+
+        context = ssl.create_default_context() if self.sslrootcert == "system" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        verify = self.sslmode in ("verify-ca", "verify-full") or (self.sslmode == "require" and self.sslrootcert)
+        if verify:
+            if self.sslrootcert != "system":
+                context.load_verify_locations(cafile=self._root_cert())
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.check_hostname = self.sslmode == "verify-full"
+        else:  # require: encrypted, the certificate unchecked (libpq's meaning)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if self.sslcert:
+            context.load_cert_chain(os.path.expanduser(self.sslcert),
+                                    os.path.expanduser(self.sslkey) if self.sslkey else None)
+        return context
+
+    def _root_cert(self) -> str:
+        path = os.path.expanduser(self.sslrootcert or "~/.postgresql/root.crt")
+        if not os.path.isfile(path):
+            raise DsnError(f"sslmode={self.sslmode} needs the CA certificate: sslrootcert={path} is not a file "
+                           f"(set sslrootcert=PATH, or sslrootcert=system for the system's CAs)")
+        return path
 
 
 def redact(dsn: str) -> str:
-    """The DSN without its password, for messages."""
-    dsn = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", dsn)
-    return re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn)
+    """The DSN without its password, for messages and logs.
+
+    A password may hold ``@ : / ? #`` and percent-escapes (written raw by users
+    though URLs want them escaped): in a URL everything between the user's ``:``
+    and the last ``@`` goes, and so does a ``password`` parameter, quoted or not.
+    When in doubt more is hidden, never less.
+    """
+    text = str(dsn)
+    scheme = re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*://", text)
+    if scheme is not None:
+        rest = text[scheme.end():]
+        at = rest.rfind("@")
+        if at >= 0:
+            user, colon, _ = rest[:at].partition(":")
+            rest = f"{user}:***@{rest[at + 1:]}" if colon else rest
+        rest = re.sub(r"(?i)([?&;]password=)[^&#]*", r"\1***", rest)
+        return text[: scheme.end()] + rest
+    return re.sub(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)", r"\1***", text)
+
+
+def _split_url(rest: str) -> tuple[str, str, str, str]:
+    """``user:password@hostspec/dbname?query`` as (userinfo, hostspec, dbname, query); the
+    userinfo runs to the last ``@`` so a raw ``@``, ``/``, ``?`` or ``#`` in a password stays in it."""
+    at = rest.rfind("@")
+    userinfo, rest = (rest[:at], rest[at + 1:]) if at >= 0 else ("", rest)
+    rest, _, query = rest.partition("?")
+    hostspec, _, dbname = rest.partition("/")
+    return userinfo, hostspec, dbname, query
 
 
 def parse_dsn(dsn: str) -> ConnectionParams:
@@ -80,30 +172,63 @@ def parse_dsn(dsn: str) -> ConnectionParams:
     dsn = dsn.strip()
     values: dict[str, str] = {}
     if dsn.startswith(("postgresql://", "postgres://")):
-        url = urlparse(dsn)
-        if url.hostname:
-            values["host"] = unquote(url.hostname)
-        if url.port:
-            values["port"] = str(url.port)
-        if url.username:
-            values["user"] = unquote(url.username)
-        if url.password is not None:
-            values["password"] = unquote(url.password)
-        if url.path and url.path != "/":
-            values["dbname"] = unquote(url.path.lstrip("/"))
-        for key, items in parse_qs(url.query).items():
+        userinfo, hostspec, dbname, query = _split_url(dsn.split("://", 1)[1])
+        if userinfo:
+            user, colon, password = userinfo.partition(":")
+            values["user"] = unquote(user)
+            if colon:
+                values["password"] = unquote(password)
+        host, port = hostspec, ""
+        if hostspec.startswith("["):  # [IPv6]:port
+            close = hostspec.find("]")
+            host, port = hostspec[1:close], hostspec[close + 1 :].lstrip(":")
+        elif ":" in hostspec:
+            host, _, port = hostspec.rpartition(":")
+        if host:
+            values["host"] = unquote(host)
+        if port:
+            values["port"] = port
+        if dbname:
+            values["dbname"] = unquote(dbname)
+        for key, items in parse_qs(query, keep_blank_values=True).items():
             values[key] = items[-1]
     else:
         for m in re.finditer(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", dsn):
             value = m.group(2)
-            values[m.group(1)] = value[1:-1].replace("\\'", "'") if value.startswith("'") else value
+            values[m.group(1)] = re.sub(r"\\(.)", r"\1", value[1:-1]) if value.startswith("'") else value
         if not values:
-            raise ValueError("not a PostgreSQL connection string (expected postgresql://… or key=value pairs)")
-    port = int(values.get("port", "5432"))
+            raise DsnError("not a PostgreSQL connection string (expected postgresql://… or key=value pairs)")
+    try:
+        port = int(values.get("port") or "5432")
+    except ValueError:
+        raise DsnError(f"port must be a number (got {values['port']!r})") from None
+    sslmode = values.get("sslmode") or "prefer"
+    if sslmode not in SSLMODES:
+        raise DsnError(f"sslmode must be one of {', '.join(SSLMODES)} (got {sslmode!r})")
+    connect_timeout = None
+    if values.get("connect_timeout"):
+        try:
+            connect_timeout = float(values["connect_timeout"])
+        except ValueError:
+            raise DsnError(f"connect_timeout must be a number of seconds (got {values['connect_timeout']!r})") from None
     host = values.get("host")
+    if host and "," in host:
+        raise DsnError("several hosts in one DSN are not supported; give one host per DSN")
     unix_sock = f"{host.rstrip('/')}/.s.PGSQL.{port}" if host and host.startswith("/") else None
-    return ConnectionParams(None if unix_sock else host, port, values.get("user"), values.get("password"),
-                            values.get("dbname") or values.get("database"), unix_sock)
+    ignored = tuple(sorted(k for k in values if k not in PASSED_OPTIONS and k != "database"))
+    return ConnectionParams(
+        None if unix_sock else host, port, values.get("user"), values.get("password"),
+        values.get("dbname") or values.get("database"), unix_sock, sslmode, values.get("sslrootcert") or None,
+        values.get("sslcert") or None, values.get("sslkey") or None, connect_timeout or None,
+        values.get("options") or None, values.get("application_name") or None, ignored)
+
+
+def database_name(dsn: str) -> str | None:
+    """The database a DSN names (how ``gdg.sql.sources`` and ``-- gdg: source=`` refer to a connection)."""
+    try:
+        return parse_dsn(dsn).database
+    except DsnError:
+        return None
 
 
 def _spell(name: str) -> str:
@@ -133,26 +258,76 @@ def introspect(dsn: str, timeout: float = DEFAULT_TIMEOUT) -> Schema:
     if worker.is_alive():
         return Schema(warnings=[f"PostgreSQL {shown}: no answer within {timeout:g} s"])
     if "error" in outcome:
-        message = str(outcome["error"]).replace(dsn, shown)
-        if (password := _password(dsn)) :
-            message = message.replace(password, "***")
-        return Schema(warnings=[f"PostgreSQL {shown}: {type(outcome['error']).__name__}: {message}"])
-    return outcome["schema"]
+        err = outcome["error"]
+        detail = scrub(f"{type(err).__name__}: {_message(err)}", dsn)
+        return Schema(warnings=[f"PostgreSQL {shown}: {detail}"])
+    schema = outcome["schema"]
+    ignored = _ignored(dsn)
+    if ignored:
+        schema.warnings.append(f"PostgreSQL {shown}: DSN option{'s' if len(ignored) > 1 else ''} "
+                               f"{', '.join(ignored)} not supported by gdg-lsp (ignored)")
+    return schema
+
+
+def _message(err: BaseException) -> str:
+    """The error and its causes (pg8000 wraps socket and TLS errors in InterfaceError)."""
+    parts, seen = [], set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        text = str(err)
+        if text and text not in parts:
+            parts.append(text)
+        err = err.__cause__ or err.__context__
+    return ": ".join(parts) or "failed"
+
+
+def scrub(message: str, dsn: str) -> str:
+    """``message`` with the DSN and its password in every spelling replaced: as written in
+    the DSN, decoded, percent-encoded, and escaped the way ``repr`` shows it (drivers put
+    the server's error fields in a dict)."""
+    message = message.replace(dsn, redact(dsn))
+    secrets = {s for s in (_password(dsn), _written_password(dsn)) if s}
+    forms = {f for s in secrets for f in (s, quote(s, safe=""), quote(s))}
+    forms |= {repr(f)[1:-1] for f in forms} | {f.replace("\\", "\\\\") for f in forms}
+    for form in sorted(forms, key=len, reverse=True):
+        message = message.replace(form, "***")
+    return message
+
+
+def _written_password(dsn: str) -> str | None:
+    """The password exactly as the DSN spells it (before any unescaping)."""
+    text = dsn.strip()
+    if "://" in text:
+        userinfo = _split_url(text.split("://", 1)[1])[0]
+        return userinfo.partition(":")[2] or None
+    m = re.search(r"(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", text)
+    return m.group(1).strip("'") if m else None
 
 
 def _password(dsn: str) -> str | None:
     try:
         return parse_dsn(dsn).password
-    except ValueError:
+    except DsnError:
         return None
+
+
+def _ignored(dsn: str) -> tuple[str, ...]:
+    try:
+        return parse_dsn(dsn).ignored
+    except DsnError:
+        return ()
 
 
 def _introspect(dsn: str, timeout: float) -> Schema:
     import pg8000.native
 
     params = parse_dsn(dsn)
-    connection = pg8000.native.Connection(timeout=timeout, application_name="gdg-lsp", **params.kwargs())
+    socket_timeout = min(timeout, params.connect_timeout) if params.connect_timeout else timeout
+    kwargs = {"application_name": "gdg-lsp", **params.kwargs()}
+    connection = pg8000.native.Connection(timeout=socket_timeout, **kwargs)
     try:
+        if params.connect_timeout and (sock := getattr(connection, "_usock", None)) is not None:
+            sock.settimeout(timeout)  # connect_timeout bounds the connection, not the queries
         connection.run("START TRANSACTION READ ONLY")
         connection.run(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
         relations = connection.run(_RELATIONS)

@@ -95,17 +95,19 @@ def merge(layers: Sequence[Iterable[Table]]) -> list[Table]:
     return list(merged.values())
 
 
-def bindings(tables: Iterable[Table], uri: str | None = None) -> list[Binding]:
-    """Γ bindings for ``tables``: one per table, one per column."""
+def bindings(tables: Iterable[Table], uri: str | None = None, data_source: str | None = None) -> list[Binding]:
+    """Γ bindings for ``tables``: one per table, one per column (``data_source``: the
+    file's data source they come from, shown by hover)."""
     result: list[Binding] = []
+    shown = {"data_source": data_source} if data_source else {}
     for table in tables:
         origin = Origin(uri or table.source or None, table.line, 0, table.kind)
         result.append(Binding(table.name, "Table", {
             "key": table.key, "kind": table.kind, "source": table.source,
-            "columns": tuple(c.name for c in table.columns),
+            "columns": tuple(c.name for c in table.columns), **shown,
         }, origin))
         for col in table.columns:
             result.append(Binding(f"{table.name}.{col.name}", "Column", {
-                "table": table.name, "column": col.name, "key": ident_key(col.name), "type": col.type,
+                "table": table.name, "column": col.name, "key": ident_key(col.name), "type": col.type, **shown,
             }, origin))
     return result

@@ -529,6 +529,8 @@ class _Reader:
                 continue  # a typed literal: DATE '2020-01-01'
             if prev is not None and (prev.is_word("as", "collate") or prev.text == "::"):
                 continue  # a CAST target type, an alias, a collation
+            if prev is not None and prev.text == "(" and len(chain) == 1 and j >= 3 and toks[j - 3].is_word("extract"):
+                continue  # EXTRACT(year FROM …): a field name (toks[j - 1] is it, j - 2 the "(")
             block.refs.append(Ref(tuple(chain), clause, star))
 
 

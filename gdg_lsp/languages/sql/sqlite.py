@@ -1,7 +1,13 @@
 """Γ source: a SQLite database file in the workspace, opened read-only.
 
-The file is opened through a ``file:…?mode=ro`` URI, so SQLite itself refuses
-every write (and creates no journal). Table and view definitions come from
+The file is opened through a ``file:…?mode=ro&immutable=1`` URI: SQLite itself
+refuses every write, and ``immutable`` makes it take no lock and create no
+file at all, not even the ``-shm``/``-wal`` files a read-only connection to a
+database in WAL mode would otherwise leave beside it in the workspace. The
+price: changes still in the ``-wal`` file (not yet checkpointed into the
+database) are not seen; the catalog's stamp of the file includes the
+``-wal`` file, so the schema is re-read whenever either changes, and the
+checkpoint SQLite makes when its writer closes brings them in. Table and view definitions come from
 ``sqlite_master``: the DDL SQLite keeps there is the text the user wrote, so
 names keep their quotes; where that text cannot be read, ``PRAGMA table_info``
 gives the columns and they are quoted as needed.
@@ -22,7 +28,23 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def read_only_uri(path: Path) -> str:
-    return f"file:{quote(str(path.resolve()))}?mode=ro"
+    return f"file:{quote(str(Path(path).resolve()))}?mode=ro&immutable=1"
+
+
+def stamp(path: Path) -> tuple[int, int, int, int]:
+    """What changes when the database does: the file's and its ``-wal`` file's mtime and size."""
+    stat = path.stat()
+    try:
+        wal = Path(f"{path}-wal").stat()
+        return stat.st_mtime_ns, stat.st_size, wal.st_mtime_ns, wal.st_size
+    except OSError:
+        return stat.st_mtime_ns, stat.st_size, 0, 0
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=1.0)
+    connection.execute("PRAGMA query_only = ON")
+    return connection
 
 
 def looks_like_sqlite(path: Path) -> bool:
@@ -42,12 +64,11 @@ def read(path: Path) -> Schema:
         schema.warnings.append(f"{path}: not a SQLite database (skipped)")
         return schema
     try:
-        connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=1.0)
+        connection = _open(path)
     except sqlite3.Error as err:
         schema.warnings.append(f"{path}: cannot open read-only: {err}")
         return schema
     try:
-        connection.execute("PRAGMA query_only = ON")
         rows = connection.execute(
             "SELECT type, name, sql FROM sqlite_master "
             "WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
@@ -81,3 +102,43 @@ def _from_pragmas(connection: sqlite3.Connection, name: str, kind: str, source: 
         for rows in fks.values()
     )
     return Table(spell(name), columns, kind, source, foreign_keys)
+
+
+SAMPLE_ROWS = 3
+SAMPLE_VALUE_CHARS = 24
+SAMPLE_SECONDS = 0.05
+"""Example rows are only shown when they are cheap: a few, short, read within this time."""
+
+
+def sample_rows(path: Path, tables: list[str], rows: int = SAMPLE_ROWS) -> dict[str, list[tuple]]:
+    """Up to ``rows`` rows of each table (by spelling, quotes included), values cut short;
+    a table that cannot be read quickly is left out. Never raises."""
+    import time
+
+    found: dict[str, list[tuple]] = {}
+    try:
+        connection = _open(path)
+    except sqlite3.Error:
+        return found
+    deadline = time.monotonic() + SAMPLE_SECONDS
+    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    try:
+        for name in tables:
+            if time.monotonic() > deadline:
+                break
+            try:
+                fetched = connection.execute(f"SELECT * FROM {name} LIMIT {int(rows)}").fetchall()
+            except (sqlite3.Error, ValueError, OverflowError):
+                continue
+            found[name] = [tuple(_short(v) for v in row) for row in fetched]
+    finally:
+        connection.close()
+    return found
+
+
+def _short(value: object) -> object:
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, str) and len(value) > SAMPLE_VALUE_CHARS:
+        return value[: SAMPLE_VALUE_CHARS - 1] + "…"
+    return value

@@ -59,6 +59,7 @@ class TileLangAnalyzer(PythonAnalyzer):
     grammar_dir = "tilelang"
     fragment = "statement"
     parse_functions_alone = False  # kernels are found from the whole tree (decorators, `with T.Kernel`)
+    member_surfaces = False  # the `T.*` API surface is TileLang's own (tilelang/api.py)
 
     def __init__(self, incremental: bool = True) -> None:
         super().__init__(incremental)

@@ -1,4 +1,4 @@
--- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus.
+-- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource.
 
 local config = require("gdg_lsp.config")
 local status = require("gdg_lsp.status")
@@ -7,6 +7,16 @@ local M = {}
 
 local function client_for(bufnr)
   return vim.lsp.get_clients({ bufnr = bufnr, name = config.name })[1]
+end
+
+--- The current buffer and its gdg_lsp client (nil, with a warning, when it is not attached).
+local function attached()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then
+    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
+  end
+  return bufnr, client
 end
 
 local function scratch(name, lines)
@@ -24,10 +34,8 @@ end
 --- Explain the hole at the cursor: Γ, the rung chosen and why, the grammar,
 --- the suggestion and its timings (gdg/explain).
 function M.explain(decode)
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = client_for(bufnr)
+  local bufnr, client = attached()
   if not client then
-    vim.notify("gdg-lsp is not attached to this buffer", vim.log.levels.WARN)
     return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
@@ -40,6 +48,33 @@ function M.explain(decode)
     result = result or {}
     local text = result.text or result.error or vim.inspect(result)
     scratch("gdg://explain", vim.split(text, "\n", { plain = true }))
+  end, bufnr)
+end
+
+--- The SQL data source of the buffer (gdg/sqlSource): which database its names come from.
+--- With `choose`, the code actions that bind the file to another source (they write
+--- the `-- gdg: source=…` / `-- gdg: schema=…` line at its top).
+function M.sql_source(choose)
+  local bufnr, client = attached()
+  if not client then
+    return
+  end
+  if choose then
+    vim.lsp.buf.code_action({ context = { only = { "source.gdg.sqlDataSource" }, diagnostics = {} } })
+    return
+  end
+  client:request("gdg/sqlSource", { textDocument = vim.lsp.util.make_text_document_params(bufnr) }, function(err, result)
+    if err or result == nil or result == vim.NIL then
+      vim.notify("gdg-lsp: no SQL data source here" .. (err and (": " .. (err.message or "")) or ""), vim.log.levels.WARN)
+      return
+    end
+    status.on_sql_source(bufnr, result)
+    local lines = { ("SQL data source: %s, %d tables"):format(result.description, result.tables or 0) }
+    for _, problem in ipairs(result.problems or {}) do
+      table.insert(lines, "  " .. problem)
+    end
+    table.insert(lines, "(:GdgSqlSource choose to change it)")
+    vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
   end, bufnr)
 end
 
@@ -104,6 +139,11 @@ function M.define()
   cmd("GdgStatus", function()
     vim.notify(table.concat(status.describe(), "\n"), vim.log.levels.INFO)
   end, { desc = "gdg-lsp: model state and the last suggestion" })
+  cmd("GdgSqlSource", function(args)
+    M.sql_source(args.args == "choose")
+  end, { nargs = "?", complete = function()
+    return { "choose" }
+  end, desc = "gdg-lsp: the SQL data source of this file (`choose` to change it)" })
 end
 
 return M

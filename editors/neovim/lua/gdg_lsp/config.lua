@@ -20,12 +20,13 @@ M.defaults = {
   args = {},
   -- Where the server writes its log (`:GdgLog` opens it). false: no log file.
   log_file = nil, -- default: stdpath("log") .. "/gdg-lsp.log"
-  filetypes = { "python", "sql", "p4", "tilelang" },
+  filetypes = { "python", "sql", "p4", "tilelang", "sh", "bash", "jq" },
   root_markers = { "pyproject.toml", "setup.cfg", ".git" },
   -- The server's `gdg` settings (camelCase, as in VS Code): model, device,
   -- constraint, maxTokens, timeoutMs, maxLines, contextTokens, diagnostics,
   -- inline, sql = { connections = {...} }, p4 = { includePaths = {...} },
-  -- tilelang = { version = "..." }. Unset keys keep the server's defaults.
+  -- tilelang = { version = "..." }, shell = { tools = {...} },
+  -- jq = { inputs = { { filter = "*.jq", input = "data.json" } } }. Unset keys keep the server's defaults.
   settings = {},
   inline = {
     enabled = true,
@@ -160,7 +161,7 @@ function M.log_path()
 end
 
 -- the settings that are objects, not lists, even when empty
-local OBJECT_KEYS = { "sql", "p4", "tilelang" }
+local OBJECT_KEYS = { "sql", "p4", "tilelang", "shell", "jq" }
 
 --- What the server receives as initializationOptions and as the `gdg`
 --- configuration section. An empty Lua table would be sent as a JSON list,

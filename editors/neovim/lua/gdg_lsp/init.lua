@@ -36,18 +36,28 @@ function M.lsp_config(opts, cmd)
         status.on_suggestion(payload)
       end,
     },
-    on_attach = function(_, bufnr)
+    on_attach = function(client, bufnr)
       inline.attach(bufnr)
+      if vim.bo[bufnr].filetype == "sql" then
+        M.refresh_sql_source(client, bufnr)
+        vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost" }, {
+          buffer = bufnr,
+          group = vim.api.nvim_create_augroup("gdg_lsp_sql_source_" .. bufnr, { clear = true }),
+          callback = function()
+            M.refresh_sql_source(client, bufnr)
+          end,
+        })
+      end
     end,
   }
 end
 
 local function ensure_filetypes()
-  -- Neovim knows neither P4 nor TileLang. TileLang kernels are Python files
+  -- Neovim knows neither P4 nor TileLang (nor, before 0.10, jq). TileLang kernels are Python files
   -- (the server recognises them by their `import tilelang`); `*.tilelang.py`
   -- opts in to the tilelang filetype explicitly.
   vim.filetype.add({
-    extension = { p4 = "p4" },
+    extension = { p4 = "p4", jq = "jq" },
     pattern = { [".*%.tilelang%.py"] = "tilelang" },
   })
   pcall(vim.treesitter.language.register, "python", "tilelang")
@@ -83,6 +93,18 @@ function M.setup(user_opts)
       end
     end,
   })
+end
+
+--- Ask the server which database a SQL buffer's names come from (gdg/sqlSource) for the statusline.
+function M.refresh_sql_source(client, bufnr)
+  if client:is_stopped() then
+    return
+  end
+  client:request("gdg/sqlSource", { textDocument = vim.lsp.util.make_text_document_params(bufnr) }, function(err, result)
+    if not err and type(result) == "table" then
+      status.on_sql_source(bufnr, result)
+    end
+  end, bufnr)
 end
 
 --- For the statusline: `%{v:lua.require'gdg_lsp'.statusline()}`.

@@ -5,6 +5,7 @@
 local M = {
   model = { state = "idle" }, -- last gdg/status payload
   suggestion = nil, -- last gdg/suggestion payload
+  sql_sources = {}, -- bufnr -> last gdg/sqlSource payload (SQL buffers)
 }
 
 local function emit()
@@ -27,6 +28,23 @@ function M.on_suggestion(payload)
   end
 end
 
+function M.on_sql_source(bufnr, payload)
+  if type(payload) == "table" then
+    M.sql_sources[bufnr] = payload
+    emit()
+  end
+end
+
+--- The data source of a SQL buffer for the statusline ("db:billing"), or nil.
+function M.sql_source(bufnr)
+  local source = M.sql_sources[bufnr or vim.api.nvim_get_current_buf()]
+  if type(source) ~= "table" or type(source.label) ~= "string" then
+    return nil
+  end
+  local short = source.label:gsub("^folder ", ""):gsub(" %(gdg%.sql%.sources%[%d+%]%)$", "")
+  return "db:" .. short
+end
+
 local function total_ms(suggestion)
   local timings = suggestion and suggestion.timingsMs
   if type(timings) == "table" and type(timings.total) == "number" then
@@ -46,8 +64,9 @@ function M.statusline()
     return "gdg " .. state
   end
   local s = M.suggestion
+  local source = M.sql_source()
   if not s then
-    return "gdg ready"
+    return "gdg ready" .. (source and (" " .. source) or "")
   end
   local parts = { "gdg" }
   local ms = total_ms(s)
@@ -56,6 +75,9 @@ function M.statusline()
   end
   if s.rung and s.rung ~= vim.NIL then
     table.insert(parts, tostring(s.rung) .. (s.guaranteed == true and "✓" or ""))
+  end
+  if source then
+    table.insert(parts, source)
   end
   return table.concat(parts, " ")
 end

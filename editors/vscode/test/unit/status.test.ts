@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { formatExplain, formatLatency, formatStatus } from "../../src/status";
+import { formatExplain, formatLatency, formatStatus, shortSqlSource } from "../../src/status";
 
 describe("formatLatency", () => {
   it("uses ms below a second and seconds above", () => {
@@ -73,5 +73,30 @@ describe("formatExplain", () => {
     assert.equal(formatExplain({ error: "file:///x.py is not open" }), "gdg/explain: file:///x.py is not open");
     assert.equal(formatExplain({ rung: "gamma" }), '{\n  "rung": "gamma"\n}');
     assert.equal(formatExplain(null), "gdg/explain returned null");
+  });
+});
+
+describe("the SQL data source", () => {
+  it("is named after the model state for a SQL file, with its problems in the tooltip", () => {
+    const view = formatStatus("running", { state: "ready" }, undefined, undefined, {
+      label: "folder billing", rule: "folder", dialect: "sqlite", description: "folder billing (folder, SQLite)", tables: 4,
+    });
+    assert.equal(view.text, "$(check) gdg ready · $(database) billing");
+    assert.match(view.tooltip, /SQL data source: folder billing \(folder, SQLite\), 4 tables/);
+    assert.equal(view.severity, "normal");
+    const broken = formatStatus("running", { state: "ready" }, undefined, undefined, {
+      label: "the whole workspace (every schema, merged)", problems: ["gdg.sql.sources[0]: ddl 'x/*.sql' matches no file"],
+    });
+    assert.equal(broken.severity, "warning");
+    assert.match(broken.tooltip, /matches no file/);
+  });
+
+  it("is left out while the server is not running", () => {
+    const view = formatStatus("stopped", undefined, undefined, undefined, { label: "folder billing" });
+    assert.doesNotMatch(view.text, /billing/);
+  });
+
+  it("drops the setting's index from a named entry", () => {
+    assert.equal(shortSqlSource({ label: "warehouse (gdg.sql.sources[2])" }), "warehouse");
   });
 });
