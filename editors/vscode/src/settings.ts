@@ -24,8 +24,6 @@ export const SERVER_KEYS = [
   "sql.connections",
   "sql.sources",
   "sql.prompt",
-  "python.interpreter",
-  "python.memberWarnings",
   "p4.includePaths",
   "fragments.paths",
   "tilelang.version",
