@@ -7,28 +7,25 @@ grammar, and the timings.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from gdg_lsp import fragments, languages
 from gdg_lsp.documents import Snapshot
+from gdg_lsp.grammar.fragment_engine import byte_engine
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
-from gdg_lsp.vocab import ListVocabulary
 
 MAX_NAMES_SHOWN = 40
 _LISTED_APART = frozenset({"receivers", "kwargs"})
 """Context entries shown on lines of their own (long lists)."""
 
 
-@functools.lru_cache(maxsize=1)
 def byte_grammars() -> GrammarCache:
     """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
     ask whether a grammar accepts a text (the language is the same)."""
-    tokens = [bytes([b]).decode("latin-1") for b in range(1, 256)]
-    return GrammarCache(ListVocabulary(tokens), max_bytes=64 * 1024 * 1024)
+    return byte_engine().cache
 
 
 def _position(text: str, offset: int) -> dict[str, int]:

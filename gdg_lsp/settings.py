@@ -116,6 +116,13 @@ class JqSettings:
 
 
 @attrs.define(frozen=True)
+class FragmentsSettings:
+    paths: list[str] = attrs.field(factory=list)
+    """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
+    (docs/fragments.md). They may lie outside the workspace: a user setting only."""
+
+
+@attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
@@ -180,6 +187,7 @@ class Settings:
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
     shell: ShellSettings = attrs.field(factory=ShellSettings)
     jq: JqSettings = attrs.field(factory=JqSettings)
+    fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

@@ -33,8 +33,25 @@ def plugins() -> list[str]:
     return languages.benchmarked()
 
 
+def load_fragment_languages(argv: list[str]) -> None:
+    """``--fragments PATH``: fragment files that teach languages (their bench plug-in is
+    languages/generic/bench.py); loaded first, so that ``--lang`` can name them."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--fragments", type=Path, action="append", default=[])
+    paths = early.parse_known_args(argv)[0].fragments
+    if paths:
+        from gdg_lsp.service.fragment_library import FragmentLibrary
+
+        for state in FragmentLibrary().sync([], paths):
+            for problem in state.problems:
+                print(f"{state.path}:{problem.line}: {problem.message}", file=sys.stderr)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    load_fragment_languages(argv)
     parser = argparse.ArgumentParser(prog="gdg-lsp bench quality", description=__doc__.splitlines()[0])
+    parser.add_argument("--fragments", type=Path, action="append", default=[],
+                        help="fragment files or folders to load first (languages they teach can be --lang)")
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS, help="corpus root (default: %(default)s)")
     parser.add_argument("--lang", default="python", choices=plugins(), help="language of the holes (default: %(default)s)")
     parser.add_argument("--arms", default="none,syntax,scope", help="comma-separated: none,syntax,scope")

@@ -27,6 +27,7 @@ from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
+from gdg_lsp.service.fragment_library import FragmentLibrary
 from gdg_lsp.settings import Settings, from_json
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ class Session:
         """Documents the store refused (it is full): their edits are ignored without a warning each."""
         self.last_suggestion: dict[str, Any] | None = None
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
+        self.fragments = FragmentLibrary()
+        """Users' fragment files (server/fragment_files.py)."""
 
     # -- settings & workspace ----------------------------------------------------------
 

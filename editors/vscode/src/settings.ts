@@ -28,6 +28,7 @@ export const SERVER_KEYS = [
   "sql.sources",
   "sql.prompt",
   "p4.includePaths",
+  "fragments.paths",
   "tilelang.version",
   "shell.tools",
   "jq.inputs",
