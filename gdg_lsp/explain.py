@@ -12,21 +12,24 @@ from typing import Any
 
 from gdg_lsp import fragments, languages
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
+from gdg_lsp.grammar import engine as grammar_engines
+from gdg_lsp.grammar.engine import GrammarEngine, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
-from gdg_lsp.vocab import ListVocabulary
+from gdg_lsp.vocab import ByteVocabulary
 
 MAX_NAMES_SHOWN = 40
 
 
-@functools.lru_cache(maxsize=1)
-def byte_grammars() -> GrammarCache:
+@functools.lru_cache(maxsize=None)
+def byte_grammars(engine: str = "auto") -> GrammarEngine:
     """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
-    ask whether a grammar accepts a text (the language is the same)."""
-    tokens = [bytes([b]).decode("latin-1") for b in range(1, 256)]
-    return GrammarCache(ListVocabulary(tokens), max_bytes=64 * 1024 * 1024)
+    ask whether a grammar accepts a text (the language is the same), per engine."""
+    return grammar_engines.create(engine, _BYTES, max_bytes=64 * 1024 * 1024)
+
+
+_BYTES = ByteVocabulary()
 
 
 def _position(text: str, offset: int) -> dict[str, int]:
@@ -58,33 +61,37 @@ def _gamma_lines(gamma_by_sort: dict[str, list[str]]) -> list[str]:
     return lines
 
 
-def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace: WorkspaceContext) -> dict[str, Any]:
-    """The hole, Γ and π's choice, without a model."""
+def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace: WorkspaceContext,
+                 dialect: str = "ebnf") -> dict[str, Any]:
+    """The hole, Γ and π's choice, without a model; the grammar in ``dialect``
+    (``grammar.engine.DIALECTS``)."""
     analyzer = languages.analyzer(snapshot.language_id, snapshot.text)
     hole = analyzer.hole_at(snapshot, offset, workspace)
     if isinstance(hole, NoHole):
         return {"hole": None, "reason": hole.reason, "text": f"no hole here: {hole.reason}"}
     fragment = fragments.fragment(hole.language, hole.fragment)
-    cache = byte_grammars()
+    cache = byte_grammars(settings.grammar_engine)
     choice = fragments.choose(fragment, hole.gamma, hole.context, hole.typed, settings.constraint, cache.get, accepts)
-    report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice)}
+    report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice, cache.name, dialect)}
     report["text"] = "\n".join(_text_lines(report))
     return report
 
 
-def _choice_report(choice: fragments.Choice) -> dict[str, Any]:
+def _choice_report(choice: fragments.Choice, engine: str, dialect: str = "ebnf") -> dict[str, Any]:
     return {
         "constraint": choice.constraint,
         "rung": choice.rung,
         "guaranteed": choice.guaranteed,
         "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in choice.attempts],
-        "grammar": choice.grammar.text if choice.grammar else None,
+        "grammarEngine": engine,
+        "dialect": dialect,
+        "grammar": grammar_engines.in_dialect(choice.grammar, dialect) if choice.grammar else None,
         "slots": {k: (list(v) if isinstance(v, tuple) else v) for k, v in choice.grammar.slot_values.items()}
         if choice.grammar else {},
     }
 
 
-def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, Any]:
+def explain_suggestion(suggestion: Suggestion, settings: Settings, dialect: str = "ebnf") -> dict[str, Any]:
     """Everything about a finished request (the model ran)."""
     report: dict[str, Any] = {"suggestion": suggestion.summary()}
     if suggestion.hole is None:
@@ -100,7 +107,9 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, 
             "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": None if trace.free_bits is None else round(trace.free_bits, 2),
             "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
             "timingsMs": {k: round(v * 1000, 2) for k, v in trace.seconds.items()},
-            "grammar": trace.grammar,
+            "grammarEngine": trace.engine,
+            "dialect": dialect,
+            "grammar": grammar_engines.in_dialect(trace.source, dialect) if trace.source is not None else None,
         })
     report["statements"] = statements
     report["text"] = "\n".join(_text_lines(report))
@@ -125,8 +134,9 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"policy: constraint={choice['constraint']} → rung {choice['rung'] or 'none'}"
                      + (" (every reference drawn from Γ)" if choice["guaranteed"] else ""))
         lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in choice["attempts"]]
+        lines.append(f"grammar engine: {choice['grammarEngine']}")
         if choice["grammar"]:
-            lines.append("grammar:")
+            lines.append(f"grammar ({choice['dialect']}):")
             lines += ["  " + line for line in choice["grammar"].splitlines()]
     if "statements" in report:
         summary = report["suggestion"]
@@ -144,7 +154,9 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
             lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in st["attempts"]]
             lines.append(f"  timings (ms): {st['timingsMs']}")
         first = report["statements"][0] if report["statements"] else None
+        if first and first["grammarEngine"]:
+            lines.append(f"grammar engine: {first['grammarEngine']}")
         if first and first["grammar"]:
-            lines.append("grammar (statement 1):")
+            lines.append(f"grammar (statement 1, {first['dialect']}):")
             lines += ["  " + line for line in first["grammar"].splitlines()]
     return lines

@@ -8,10 +8,11 @@ then the derivations that need it are pruned.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gdg_lsp.errors import GammaEmptyError, GrammarError
@@ -35,13 +36,37 @@ def render_alternation(names: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Instantiated:
-    """τ_Γ's output: grammar text plus what each slot answered (for explain and checks)."""
+    """τ_Γ's output: the grammar, as a tree and as text, plus what each slot answered.
+
+    ``rules`` is the part built from the template (with each distinct name set
+    referenced as a rule of ``sets``): for a given fragment, rung and context it
+    is the same whatever the names, and engines compile it once. ``sets`` holds
+    the names (the part that is new with each Γ). ``text`` is the whole grammar
+    in the template dialect (XGrammar EBNF), rendered on first use.
+    """
 
     fragment: str
     rung: str
-    text: str
+    static_text: str
+    """``rules`` rendered: the key of everything compiled from them."""
     slot_values: Mapping[str, tuple[str, ...] | str]
     seconds: float
+    rules: Mapping[str, ebnf.Expr] = field(default_factory=dict)
+    sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Rule name -> the names it is the alternation of (sorted, unique)."""
+
+    @cached_property
+    def text(self) -> str:
+        return self.static_text + "".join(f"{rule} ::= {render_alternation(names)}\n" for rule, names in self.sets.items())
+
+    @cached_property
+    def key(self) -> str:
+        """Identifies the grammar (the same Γ gives the same key) without rendering ``text``."""
+        digest = hashlib.sha256(self.static_text.encode("utf-8", "surrogatepass"))
+        for rule, names in self.sets.items():
+            digest.update(b"\x00" + rule.encode() + b"\x00")
+            digest.update("\x01".join(names).encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
 
 def _resolve(value: Any, context: Mapping[str, Any]) -> Any:
@@ -160,7 +185,6 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
         live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
     except GrammarError as err:  # every derivation needed an empty optional slot
         raise GammaEmptyError("root", str(err)) from err
-    text = ebnf.render(live) + "".join(
-        f"{rule} ::= {render_alternation(names)}\n" for names, rule in set_rules.items()
-    )
-    return Instantiated(fragment.name, rung, text, values, time.perf_counter() - began)
+    sets = {rule: names for names, rule in set_rules.items()}
+    static = {name: expr for name, expr in live.items() if name not in sets}
+    return Instantiated(fragment.name, rung, ebnf.render(static), values, time.perf_counter() - began, static, sets)

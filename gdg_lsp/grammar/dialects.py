@@ -1,10 +1,13 @@
 """Printing a grammar tree in the dialect of the engine that will apply it.
 
 Fragment templates are XGrammar EBNF (``gdg_lsp.fragments.ebnf``). A remote engine reads
-one of two dialects:
+one of three dialects:
 
 - ``xgrammar`` (vLLM with ``--structured-outputs-config.backend xgrammar``):
   the template dialect itself.
+- ``lark`` (vLLM with ``--structured-outputs-config.backend guidance``, the
+  llama.cpp server built with llguidance after a ``%llguidance {}`` line, and
+  the local llguidance engine): printed by ``lark_emitter`` from the same tree.
 - ``gbnf`` (the llama.cpp server): rule names are ``[a-zA-Z0-9-]+`` (an
   underscore is a syntax error); a rule ends at the end of its line unless
   inside parentheses, so every rule is printed on one line; character classes
@@ -30,7 +33,7 @@ import xgrammar as xgr
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 
-DIALECTS = ("xgrammar", "gbnf")
+DIALECTS = ("xgrammar", "gbnf", "lark")
 
 # -- character classes --------------------------------------------------------------
 
@@ -204,6 +207,10 @@ def render(rules: dict[str, ebnf.Expr], dialect: str) -> str:
         raise GrammarError(f"unknown grammar dialect {dialect!r} (expected {', '.join(DIALECTS)})")
     if "root" not in rules:
         raise GrammarError("the grammar has no root rule")
+    if dialect == "lark":
+        from gdg_lsp.grammar.lark_emitter import LarkEmitter  # it reads this module's classes
+
+        return LarkEmitter(rules).emit()
     names = rule_names(rules, dialect)
     order = ["root", *(n for n in rules if n != "root")]
     return "".join(f"{names[n]} ::= {_expr(rules[n], names)}\n" for n in order)
@@ -215,10 +222,17 @@ _GBNF_NAME = re.compile(r"[a-zA-Z0-9-]+")
 def validate(text: str, dialect: str) -> None:
     """Raise GrammarError unless the engine of ``dialect`` can parse ``text``.
 
-    XGrammar parses both (the GBNF printer writes only the common subset); for
-    GBNF the printer's own promises are checked as well: names, one rule per
-    line, no escape llama.cpp does not know.
+    XGrammar parses both EBNF dialects (the GBNF printer writes only the common
+    subset); for GBNF the printer's own promises are checked as well: names, one
+    rule per line, no escape llama.cpp does not know. Lark is checked by llguidance.
     """
+    if dialect == "lark":
+        import llguidance
+
+        problem = llguidance.LLMatcher.validate_grammar(text)
+        if problem:
+            raise GrammarError(f"the lark grammar does not parse: {problem.strip().splitlines()[0][:300]}")
+        return
     if dialect == "gbnf":
         for number, line in enumerate(text.splitlines(), 1):
             name, sep, _ = line.partition(" ::= ")

@@ -19,7 +19,8 @@ from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution, Executor, Prompt
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+from gdg_lsp.grammar import engine as grammar_engines
+from gdg_lsp.grammar.engine import GrammarEngine
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
 from gdg_lsp.settings import Settings
 
@@ -105,9 +106,27 @@ class CompletionService:
         self._pool = backend if decoder is None and isinstance(backend, SlotPool) else None
         self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
         self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
-        self.grammars = GrammarCache(backend.vocab)  # shared: it is thread-safe
+        self._grammar_engines: dict[str, GrammarEngine] = {}  # per engine, shared: each is thread-safe
+        self._engines_lock = threading.Lock()
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
+
+    def grammars(self, setting: str = "auto") -> GrammarEngine:
+        """The grammar engine ``gdg.grammarEngine`` names, made on first use."""
+        name = grammar_engines.resolve(setting)
+        engine = self._grammar_engines.get(name)
+        if engine is None:
+            with self._engines_lock:
+                engine = self._grammar_engines.get(name)
+                if engine is None:
+                    # a remote engine's text is checked byte by byte (its prompt vocabulary grows)
+                    vocab = getattr(self.backend, "grammar_vocab", self.vocab)
+                    engine = self._grammar_engines[name] = grammar_engines.create(name, vocab)
+        return engine
+
+    def use_grammars(self, engine: GrammarEngine) -> None:
+        """Compile with ``engine`` for its name from now on (benchmarks start from empty caches)."""
+        self._grammar_engines[engine.name] = engine
 
     @property
     def concurrency(self) -> int:
@@ -168,7 +187,7 @@ class CompletionService:
         prompt, prompt_tokens = self._prompt(snapshot, hole, analyzer, settings)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
-        execution = Executor(analyzer, decoder, self.grammars).run(
+        execution = Executor(analyzer, decoder, self.grammars(settings.grammar_engine)).run(
             hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
             measure_free_bits=measure_free_bits,
         )

@@ -18,7 +18,7 @@ from typing import Any
 from gdg_lsp import languages
 from gdg_lsp.documents import Document
 from gdg_lsp.explain import byte_grammars
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.settings import Settings

@@ -20,7 +20,7 @@ from gdg_lsp import fragments
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar import continuation, dialects
-from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
+from gdg_lsp.grammar.engine import accepts, full_match
 from tests.remote import gbnf_check
 from tests.remote.fake_engine import BYTE_GRAMMARS, sample
 

@@ -1,6 +1,6 @@
 """The grammar gate for Python: real lines are accepted at the gamma rung with the Γ
 the analyzer derives at that line, and the same line with one reference swapped for
-a name outside Γ is rejected, by the compiled grammar the decoder uses."""
+a name outside Γ is rejected, by the compiled grammar the decoder uses (each engine's)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import random
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
@@ -38,7 +38,7 @@ def _cases(corpus):
             yield name, text, node, line
 
 
-def test_gate(corpus, smol_cache):
+def test_gate(corpus, smol_engine):
     analyzer = PythonAnalyzer()
     frag = fragments.fragment("python", "statement")
     checked = rejected = 0
@@ -50,7 +50,7 @@ def test_gate(corpus, smol_cache):
         hole = analyzer.hole_at(Snapshot(f"file:///{name}", "python", 1, doc, parse(doc.encode())), cursor, WorkspaceContext())
         assert isinstance(hole, Hole), (name, line)
         grammar = fragments.instantiate(frag, "gamma", hole.gamma, hole.context)
-        compiled = smol_cache.get(grammar.text)
+        compiled = smol_engine.get(grammar)
         stmt = line.strip()
         assert full_match(compiled, stmt + "\n"), f"{name}: positive rejected: {stmt!r}"
         checked += 1
