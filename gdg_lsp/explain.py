@@ -32,6 +32,16 @@ def byte_grammars(engine: str = "auto") -> GrammarEngine:
 _BYTES = ByteVocabulary()
 
 
+def grammar_engine_names() -> tuple[str, ...]:
+    """The engines ``gdg.grammarEngine`` can name (besides ``auto``)."""
+    return grammar_engines.ENGINES
+
+
+def accepts_text(engine: GrammarEngine, grammar: str, text: str) -> bool:
+    """Whether ``grammar`` (template dialect) compiled by ``engine`` matches ``text`` exactly."""
+    return grammar_engines.full_match(engine.get(grammar), text)
+
+
 def _position(text: str, offset: int) -> dict[str, int]:
     line = text.count("\n", 0, offset)
     return {"line": line + 1, "col": offset - (text.rfind("\n", 0, offset) + 1) + 1}

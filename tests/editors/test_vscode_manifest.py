@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gdg_lsp.settings import CONSTRAINTS, Settings, from_json, to_json
+from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Settings, from_json, to_json
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
 CLIENT_ONLY = ("server.", "trace.")
@@ -57,3 +57,5 @@ def test_the_server_accepts_what_the_extension_sends_by_default():
 def test_enums_match_the_server():
     props = _properties()
     assert tuple(props["gdg.constraint"]["enum"]) == CONSTRAINTS
+    assert tuple(props["gdg.grammarEngine"]["enum"]) == GRAMMAR_ENGINES
+    assert tuple(props["gdg.remote.dialect"]["enum"]) == REMOTE_DIALECTS
