@@ -53,7 +53,8 @@ Blank = tuple[int, int | None]
 """A run of blanks, ``[ \\t]{min,max}`` (max None: unbounded)."""
 NO_BLANK: Blank = (0, 0)
 _BLANK_SET = CharSet(((9, 9), (32, 32)))
-_OPENING = frozenset("([{")
+_ALONE = frozenset("([{.<")
+"""Characters that are lexemes by themselves when written in a template next to another word."""
 _UNROLL_LIMIT = 8
 """Bounded structural repetitions up to this many are unrolled; longer ones use helper rules."""
 
@@ -413,10 +414,12 @@ class LarkEmitter:
             return _Option(left.lead, left.core, _add(_add(left.trail, right.lead), right.trail))
         if left.trail != NO_BLANK or right.lead != NO_BLANK:
             raise _Internal("blanks between two words")
-        # An opening bracket is a lexeme of its own: read inside a longer one (``m[7`` of a
-        # path ``m[7]``), the lexer would not give it back to ``m`` + a slice ``[7:4]``.
-        if (self._edge_chars(left.core, last=True) or set()) & _OPENING or (self._edge_chars(right.core) or set()) & _OPENING:
-            raise _Internal("an opening bracket between two words")
+        # An opening bracket, a dot or ``<`` is a lexeme of its own: read inside a longer one
+        # (``m[7`` of a path ``m[7]``, ``1.`` of a number, ``<T`` of type arguments), the lexer
+        # would not give it back to ``m`` + a slice ``[7:4]``, to ``1`` + an attribute ``.real``,
+        # or to a comparison ``a < T``.
+        if (self._edge_chars(left.core, last=True) or set()) & _ALONE or (self._edge_chars(right.core) or set()) & _ALONE:
+            raise _Internal("a bracket or a dot between two words")
         return _Option(left.lead, ebnf.Seq((left.core, right.core)), right.trail)
 
     def _rule_options(self, name: str) -> list[_Option] | None:

@@ -78,9 +78,9 @@ def outside_grammar(suggestion: Any) -> list[str]:
     execution = getattr(suggestion, "execution", None)
     typed = getattr(getattr(suggestion, "hole", None), "typed", "")
     for trace in getattr(execution, "statements", None) or []:
-        if trace.grammar and trace.text.strip() and not trace.dropped:
+        if trace.source is not None and trace.text.strip() and not trace.dropped:
             region = typed + trace.text if trace.index == 0 else trace.text.lstrip(" \t")
-            if not accepts(_BYTES.get(trace.grammar), region):
+            if not accepts(_BYTES.get(trace.source), region):
                 bad.append(trace.text)
     return bad
 
