@@ -86,8 +86,12 @@ class Frame:
         return f"Frame({self.kind!r}, {len(self)} bindings)"
 
 
+def _is_collection(wanted: Any) -> bool:
+    return isinstance(wanted, Collection) and not isinstance(wanted, (str, bytes))
+
+
 def _matches(value: Any, wanted: Any) -> bool:
-    if isinstance(wanted, Collection) and not isinstance(wanted, (str, bytes)):
+    if _is_collection(wanted):
         return value in wanted
     return value == wanted
 
@@ -175,11 +179,12 @@ class Gamma:
         A filter value that is a collection means "any of"; a binding that lacks a
         filtered attribute does not match.
         """
+        sorts = None if sort is None else set(sort) if _is_collection(sort) else {sort}  # read once: Γ may hold 10,000 names
         result = []
         for binding in self.visible().values():
-            if sort is not None and not _matches(binding.sort, sort):
+            if sorts is not None and binding.sort not in sorts:
                 continue
-            if any(
+            if attr_filters and any(
                 key not in binding.attrs or not _matches(binding.attrs[key], wanted)
                 for key, wanted in attr_filters.items()
             ):

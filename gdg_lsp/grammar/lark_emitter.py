@@ -53,6 +53,8 @@ Blank = tuple[int, int | None]
 """A run of blanks, ``[ \\t]{min,max}`` (max None: unbounded)."""
 NO_BLANK: Blank = (0, 0)
 _BLANK_SET = CharSet(((9, 9), (32, 32)))
+_NAMED_CORE_CHARS = 400
+"""A core printed longer than this is a terminal of its own, shared by the lexemes built on it."""
 _ALONE = frozenset("([{.<")
 """Characters that are lexemes by themselves when written in a template next to another word."""
 _UNROLL_LIMIT = 8
@@ -109,28 +111,49 @@ def regex_class(charset: CharSet) -> str:
     return f"[{body}]"
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_]*")
+
+
 def set_regex(names: Iterable[str]) -> str:
     """One regular expression matching exactly ``names``, common prefixes shared
     (a trie): llguidance reads a 10,000-name alternation this way several times
-    faster than as 10,000 string literals."""
-    trie: dict = {}
-    for name in sorted(set(names)):
-        node = trie
-        for ch in name:
-            node = node.setdefault(ch, {})
-        node[""] = {}
+    faster than as 10,000 string literals. Built over the sorted names, each level
+    one pass over the range that shares its prefix, a lone name's rest written out."""
+    words = sorted(set(names))
+    escaped: dict[str, str] = {}
+    plain = _PLAIN.fullmatch("".join(words)) is not None  # identifiers only: nothing to escape
 
-    def walk(node: dict) -> str:
-        ends = "" in node
-        branches = [_regex_char(ord(ch)) + walk(child) for ch, child in sorted(node.items()) if ch]
+    def esc(text: str) -> str:
+        if plain:
+            return text
+        out = []
+        for ch in text:
+            if (e := escaped.get(ch)) is None:
+                e = escaped[ch] = _regex_char(ord(ch))
+            out.append(e)
+        return "".join(out)
+
+    def build(lo: int, hi: int, depth: int) -> str:
+        """The words[lo:hi] (sharing their first ``depth`` characters) after that prefix."""
+        ends = len(words[lo]) == depth  # sorted: the shortest (the prefix itself) comes first
+        start = lo + 1 if ends else lo
+        branches = []
+        i = start
+        while i < hi:
+            ch = words[i][depth]
+            j = i + 1
+            while j < hi and words[j][depth] == ch:
+                j += 1
+            branches.append(esc(words[i][depth:]) if j == i + 1 else esc(ch) + build(i, j, depth + 1))
+            i = j
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
         if ends:
-            body = f"(?:{body})?" if len(branches) > 1 or len(branches[0]) > 1 else body + "?"
+            body = f"(?:{body})?"
         return body
 
-    return walk(trie)
+    return build(0, len(words), 0) if words else ""
 
 
 def _blank_regex(run: Blank) -> str:
@@ -436,10 +459,13 @@ class LarkEmitter:
             except _Internal:
                 options = None
             if options is not None and len(options) == 1 and options[0].core is not None:
-                # one core: a named terminal, so every lexeme built on it shares it
+                # one core: Ref(name) stands for it; a large one (an identifier that is not a
+                # keyword) is a named terminal, so that the lexemes built on it share it
                 only = options[0]
                 self._cores[name] = only.core  # type: ignore[assignment]
-                self._core_terms[name] = self._define(self._term_text(only.core), hint=name)  # type: ignore[arg-type]
+                text = self._term_text(only.core)  # type: ignore[arg-type]
+                if len(text) > _NAMED_CORE_CHARS:
+                    self._core_terms[name] = self._define(text, hint=name)
                 options = [_Option(only.lead, ebnf.Ref(name), only.trail)]
         self._decomposed[name] = options
         return options
@@ -455,8 +481,37 @@ class LarkEmitter:
         self._term_of[body] = name
         return name
 
+    def _regex(self, expr: Expr) -> str | None:
+        """``expr`` (regular) as one Rust regular expression, or None when it uses a named
+        terminal (a Γ set, a large core)."""
+        if isinstance(expr, ebnf.Lit):
+            return regex_literal(expr.text)
+        if isinstance(expr, ebnf.CharClass):
+            return regex_class(parse_class(expr.source))
+        if isinstance(expr, ebnf.Ref):
+            if expr.name in self.sets:
+                return None
+            self._rule_options(expr.name)
+            if expr.name in self._core_terms:
+                return None
+            return self._regex(self._cores.get(expr.name) or self.rules[expr.name])
+        if isinstance(expr, ebnf.Seq):
+            parts = [self._regex(item) for item in expr.items]
+            return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
+        if isinstance(expr, ebnf.Alt):
+            if all(isinstance(o, ebnf.Lit) and o.text for o in expr.options):  # names: one shared-prefix regex
+                return "(?:" + set_regex(o.text for o in expr.options) + ")"  # type: ignore[union-attr]
+            parts = [self._regex(o) for o in expr.options]
+            return None if any(p is None for p in parts) else "(?:" + "|".join(parts) + ")"  # type: ignore[arg-type]
+        if isinstance(expr, ebnf.Repeat):
+            inner = self._regex(expr.item)
+            return None if inner is None else f"(?:{inner}){_bounds(expr.min, expr.max)}"
+        raise TypeError(expr)
+
     def _term_text(self, expr: Expr, parent: str = "alt") -> str:
-        """``expr`` (regular) in Lark's terminal syntax."""
+        """``expr`` (regular) in Lark's terminal syntax: one regular expression where it can be."""
+        if (regex := self._regex(expr)) is not None:
+            return f"/{regex}/" if regex else '""'
         if isinstance(expr, ebnf.Lit):
             return f"/{regex_literal(expr.text)}/" if expr.text else '""'
         if isinstance(expr, ebnf.CharClass):
@@ -467,7 +522,7 @@ class LarkEmitter:
             self._rule_options(expr.name)
             if expr.name in self._core_terms:
                 return self._core_terms[expr.name]
-            return self._term_text(self.rules[expr.name], parent)
+            return self._term_text(self._cores.get(expr.name) or self.rules[expr.name], parent)
         if isinstance(expr, ebnf.Seq):
             if not expr.items:
                 return '""'
@@ -490,9 +545,13 @@ class LarkEmitter:
                 return _Term(set_terminal(core.name))
             if core.name in self._core_terms:
                 return _Term(self._core_terms[core.name])
-        body = self._term_text(core, "seq")
-        if prefix != NO_BLANK:
-            body = f"/{_blank_regex(prefix)}/ {body}"
+        regex = self._regex(core)
+        if regex is not None:
+            body = f"/{_blank_regex(prefix) if prefix != NO_BLANK else ''}{regex}/"
+        else:
+            body = self._term_text(core, "seq")
+            if prefix != NO_BLANK:
+                body = f"/{_blank_regex(prefix)}/ {body}"
         hint = core.name if isinstance(core, ebnf.Ref) else "L"
         return _Term(self._define(body, hint))
 

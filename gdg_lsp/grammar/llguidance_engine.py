@@ -110,7 +110,10 @@ class LLGuidanceEngine(GrammarEngine):
         self._stop_words = tuple((i // 32, 1 << (i % 32)) for i in sorted(vocab.stop_ids) if i < vocab.size)
 
     def _compile(self, grammar: Grammar) -> tuple[Any, int]:
-        text = lark_text(grammar)
+        try:
+            text = lark_text(grammar)
+        except (KeyError, RecursionError, TypeError, ValueError) as err:  # a tree the emitter cannot print
+            raise GrammarError(f"the grammar cannot be written as Lark: {err!r}"[:300]) from err
         matcher = llguidance.LLMatcher(self.tokenizer, text, log_level=0, limits=self._limits)
         if matcher.is_error():
             raise GrammarError(f"llguidance could not compile the grammar: {matcher.get_error().strip()[:300]}")
