@@ -2,17 +2,24 @@
 
 Everything that reads a file named by something else (a P4 ``#include``, a
 schema file found by walking the workspace, a star-import source) asks
-``Boundary.allows(path)`` first. A path is allowed when its real location
-(symlinks followed to the end) lies under one of the allowed folders, so a
-link inside the workspace pointing outside it is refused like ``../outside``.
-The folders the user configured outside the workspace (``gdg.p4.includePaths``,
-p4c's own include folder) are allowed as named; they come from user settings,
-never from a file of the workspace.
+``Boundary.allows(path)`` first, or reads through ``Boundary.read``. A path is
+allowed when its real location (symlinks followed to the end) lies under one
+of the allowed folders, so a link inside the workspace pointing outside it is
+refused like ``../outside``. The folders the user configured outside the
+workspace (``gdg.p4.includePaths``, p4c's own include folder) are allowed as
+named; they come from user settings, never from a file of the workspace. A
+document outside every workspace folder (a file opened on its own) brings its own
+folder (``workspace_folders``).
+
+``read`` also bounds what one file may cost: it refuses anything that is not
+a regular file (a FIFO would block the reader forever, a device never ends)
+and anything larger than the caller's limit, without reading it.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +28,60 @@ from pathlib import Path
 def real(path: str | os.PathLike[str]) -> Path:
     """The path with every symlink resolved (``strict=False``: a missing tail is kept)."""
     return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+
+
+def workspace_folders(document: str | os.PathLike[str] | None,
+                      roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The workspace folders, plus the document's own folder when the document lies in
+    none of them (a file opened on its own, as editors treat it): its siblings are read,
+    ``../elsewhere`` is not."""
+    folders = [Path(root) for root in roots]
+    if document is not None and not Boundary.of(folders).allows(document):
+        folders.append(Path(document).parent)
+    return folders
+
+
+class Refused(Exception):
+    """A file that is not read: outside the allowed folders, not a regular file, or too large.
+    The message names the file and the reason (for a diagnostic)."""
+
+
+class TooLarge(Refused):
+    pass
+
+
+def _size_text(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count:,} bytes"
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, shown: str | None = None) -> bytes:
+    """The bytes of the regular file ``path`` if it holds at most ``limit`` bytes.
+
+    Opened without following a final symlink and without blocking (a FIFO put in
+    place after a check is refused, not waited on); the size is checked on the open
+    file and the read stops at ``limit + 1`` bytes, so a file growing meanwhile cannot
+    make it read more."""
+    shown = shown or os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(os.fspath(path), flags)
+    except OSError as err:
+        raise Refused(f"cannot read {shown}: {err.strerror or err}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if (why := _unfit(os.fstat(fd), limit, shown)) is not None:
+            raise why
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"{shown} is over the limit of {_size_text(limit)} (not read)")
+    return data
+
+
+def _unfit(info: os.stat_result, limit: int, shown: str) -> Refused | None:
+    if not stat.S_ISREG(info.st_mode):
+        return Refused(f"{shown} is not a regular file (not read)")
+    if info.st_size > limit:
+        return TooLarge(f"{shown} is {_size_text(info.st_size)}, over the limit of {_size_text(limit)} (not read)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -33,7 +94,9 @@ class Boundary:
         return cls(tuple(dict.fromkeys(real(folder) for group in groups for folder in group)))
 
     def allows(self, path: str | os.PathLike[str]) -> bool:
-        target = real(path)
+        return self._inside(real(path))
+
+    def _inside(self, target: Path) -> bool:
         return any(target == folder or target.is_relative_to(folder) for folder in self.folders)
 
     def why_not(self, path: str | os.PathLike[str]) -> str:
@@ -43,3 +106,24 @@ class Boundary:
         if os.fspath(target) != os.path.abspath(shown):
             return f"{shown} leads to {target}, outside the workspace and the configured folders (not read)"
         return f"{shown} is outside the workspace and the configured folders (not read)"
+
+    def refusal(self, path: str | os.PathLike[str], limit: int) -> str | None:
+        """Why ``read(path, limit)`` would refuse the file, judged without reading it
+        (None: it would be read, or it does not exist)."""
+        target = real(path)
+        if not self._inside(target):
+            return self.why_not(path)
+        try:
+            why = _unfit(os.stat(target), limit, os.fspath(path))
+        except OSError:
+            return None
+        return str(why) if why is not None else None
+
+    def read(self, path: str | os.PathLike[str], limit: int) -> bytes:
+        """The file's bytes when it is allowed, a regular file and at most ``limit`` bytes;
+        ``Refused`` (``TooLarge``) otherwise. The real path is judged and then opened, so a
+        link is read only where it leads inside the boundary."""
+        target = real(path)
+        if not self._inside(target):
+            raise Refused(self.why_not(path))
+        return read_bounded(target, limit, shown=os.fspath(path))

@@ -1,7 +1,7 @@
 """Command line: the language server, headless completion, explain, model, doctor, bench.
 
     gdg-lsp [--stdio]                 serve LSP on stdin/stdout (what editors run)
-    gdg-lsp --tcp 127.0.0.1:2087      serve LSP on a TCP port
+    gdg-lsp --tcp 127.0.0.1:2087      serve LSP on a TCP port (one client at a time)
     gdg-lsp complete FILE --line L [--col C]
     gdg-lsp explain FILE --line L [--col C]
     gdg-lsp model info|prepare
@@ -53,7 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gdg-lsp {__version__}")
     parser.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout (the default)")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP")
+    parser.add_argument("--tcp", metavar="HOST:PORT",
+                        help="serve LSP over TCP, one client at a time (loopback addresses only, unless "
+                             "--allow-remote-clients)")
+    parser.add_argument("--allow-remote-clients", action="store_true",
+                        help="let --tcp listen on an address other machines can reach (a warning is printed)")
+    parser.add_argument("--tcp-token-file", type=Path, default=None, metavar="FILE",
+                        help="require this token (the file's first line; the file readable by its owner only) "
+                             "as initializationOptions.gdgToken in a TCP client's initialize request")
+    parser.add_argument("--allow-api-key-env", action="append", default=[], metavar="NAME",
+                        help="let gdg.remote.apiKeyEnv name this variable although its name does not start with "
+                             "GDG_ (repeatable; see docs/RELIABILITY.md, Trust)")
+    parser.add_argument("--allow-http-remote", action="append", default=[], metavar="HOST",
+                        help="let gdg.remote.url use plain http to this host (repeatable; https is required "
+                             "for hosts other than this machine otherwise)")
     parser.add_argument("--log-file", type=Path, default=None, help="also write the log to this file")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     parser.add_argument("--dev", action="store_true",
@@ -88,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.log_level, args.log_file, stream=sys.stderr)
+    _consent(args)
     try:
         if args.command is None:
             return _serve(args)
@@ -111,6 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _consent(args: argparse.Namespace) -> None:
+    """What the user allowed on the command line, outside any workspace (``gdg_lsp.consent``)."""
+    from gdg_lsp import consent
+
+    for name in args.allow_api_key_env:
+        consent.allow_key_env(name)
+    for host in args.allow_http_remote:
+        consent.allow_http_host(host)
+
+
 def _setup_logging(level: str, log_file: Path | None, stream) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(stream)]
     if log_file is not None:
@@ -128,14 +152,18 @@ def _setup_logging(level: str, log_file: Path | None, stream) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from gdg_lsp.server import create_server
 
-    server = create_server(dev=args.dev)
     if args.tcp:
+        from gdg_lsp.server import tcp
+
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
             raise GdgError(f"--tcp expects HOST:PORT, got {args.tcp!r}")
-        server.start_tcp(host, int(port))
+        tcp.serve(lambda: create_server(dev=args.dev), host, int(port), allow_remote=args.allow_remote_clients,
+                  token_file=args.tcp_token_file)
     else:
-        server.start_io()
+        if args.allow_remote_clients or args.tcp_token_file:
+            raise GdgError("--allow-remote-clients and --tcp-token-file go with --tcp")
+        create_server(dev=args.dev).start_io()
     return 0
 
 

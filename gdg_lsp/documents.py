@@ -5,8 +5,9 @@ which also breaks on U+2028 and friends; LSP line breaks are only ``\\n``,
 ``\\r\\n`` and ``\\r``). Positions arrive in the negotiated encoding (VS Code:
 UTF-16, Neovim: UTF-8) and are turned into code-point offsets into ``text``.
 
-A keystroke costs one edit of the text, an incremental update of the line
-index, and one incremental re-parse; nothing else happens here.
+A keystroke costs one edit of the text and an incremental update of the line
+index; the (incremental) re-parse happens later, in the thread of the first
+request that needs the tree (``Snapshot.tree``), never on the event loop.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import bisect
 import enum
 import re
-import time
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,14 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
-from gdg_lsp.errors import DocumentNotOpenError
+from gdg_lsp.errors import DocumentNotOpenError, GdgError
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+MAX_OPEN_DOCUMENTS = 2_000
+"""Documents one server follows at most; a didOpen beyond it is refused (``StoreFull``)."""
+MAX_STORED_CHARS = 256_000_000
+"""Characters of all open documents together at most, checked when one opens (edits are
+bounded by the transport's message size)."""
 MAX_ANALYSED_CHARS = 2_000_000
 """Documents longer than this are kept in step (every edit applied) but neither parsed nor
 analysed: a tree-sitter re-parse of 10 MB took 2.5 s per keystroke here, on the event loop."""
@@ -100,19 +106,84 @@ class TextEdit:
     new_end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A read-only view of a document at one version, safe to hand to another thread."""
+def _line_text(text: str, starts: list[int], line: int) -> str:
+    start = starts[line]
+    end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    segment = text[start:end]
+    return segment.rstrip("\r\n") if line + 1 < len(starts) else segment
 
-    uri: str
-    language_id: str
-    version: int
-    text: str
-    tree: Any
+
+def _offset_at(text: str, starts: list[int], line: int, character: int, encoding: PositionEncoding) -> int:
+    if line < 0:
+        return 0
+    if line >= len(starts):
+        return len(text)
+    return starts[line] + _column_to_index(_line_text(text, starts, line), character, encoding)
+
+
+def _position_at(text: str, starts: list[int], offset: int, encoding: PositionEncoding) -> tuple[int, int]:
+    offset = max(0, min(offset, len(text)))
+    line = bisect.bisect_right(starts, offset) - 1
+    return line, _units(_line_text(text, starts, line)[: offset - starts[line]], encoding)
+
+
+class Snapshot:
+    """A read-only view of a document at one version, safe to hand to another thread.
+
+    ``tree`` is the parse of ``text``. A snapshot of a document edited since its last
+    parse makes it on first use, in the thread that asks (an analysis thread, never the
+    event loop), incrementally from a copy of the document's last tree, and hands it
+    back to the document for the next keystroke to start from. Positions convert with
+    the document's line index as it was (``offset_at``, ``position_at``)."""
+
+    __slots__ = ("uri", "language_id", "version", "text", "_tree", "_pending", "_starts", "_lock")
+
+    def __init__(self, uri: str, language_id: str, version: int, text: str, tree: Any = None, *,
+                 parse: tuple[Callable[[bytes, Any], Any], Any, Callable[[Any], None]] | None = None,
+                 starts: list[int] | None = None) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.text = text
+        self._tree = tree
+        self._pending = parse
+        self._starts = starts
+        self._lock = threading.Lock()
+
+    @property
+    def tree(self) -> Any:
+        if self._pending is not None:
+            with self._lock:
+                if self._pending is not None:
+                    parser, old_tree, adopt = self._pending
+                    self._tree = parser(self.text.encode("utf-8", "surrogatepass"), old_tree)
+                    self._pending = None
+                    adopt(self._tree)
+        return self._tree
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0, *_line_starts(self.text)]
+        return self._starts
+
+    def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
+        return _offset_at(self.text, self.starts, line, character, encoding)
+
+    def position_at(self, offset: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> tuple[int, int]:
+        return _position_at(self.text, self.starts, offset, encoding)
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.uri!r}, {self.language_id!r}, version {self.version}, {len(self.text)} characters)"
 
 
 class Document:
-    """One open document. ``tree`` is whatever the language's parser returns."""
+    """One open document. ``tree`` is whatever the language's parser returns.
+
+    Edits are applied on the event loop and cost no parse: a tree-sitter tree is
+    edited in place (``tree.edit``, cheap) and the parse itself waits for the first
+    snapshot that needs it (see ``Snapshot.tree``). The lock guards the tree and its
+    freshness, never a parse."""
 
     def __init__(
         self,
@@ -128,9 +199,18 @@ class Document:
         self.text = text
         self._starts = [0, *_line_starts(text)]
         self._parser = parser
-        self.tree: Any = None
-        self.parse_seconds = 0.0
-        self._reparse(None)
+        self._tree: Any = None
+        """The last parse, with every edit since applied to it (tree-sitter), or None."""
+        self._edits = 0
+        """Edits applied so far (a version number may repeat; this does not)."""
+        self._parsed_at: int | None = None
+        """``_edits`` when ``_tree`` was parsed; ``None``: it is stale."""
+        self._lock = threading.Lock()
+
+    @property
+    def tree(self) -> Any:
+        """The parse of the current text (made now, in this thread, if the text moved)."""
+        return self.snapshot().tree
 
     # -- positions ---------------------------------------------------------
 
@@ -143,25 +223,14 @@ class Document:
 
     def line_text(self, line: int) -> str:
         """Line ``line`` without its line break."""
-        start = self._starts[line]
-        end = self._starts[line + 1] if line + 1 < len(self._starts) else len(self.text)
-        segment = self.text[start:end]
-        return segment.rstrip("\r\n") if line + 1 < len(self._starts) else segment
+        return _line_text(self.text, self._starts, line)
 
     def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
         """Code-point offset for an LSP position; clamps past-the-end positions to the end."""
-        if line < 0:
-            return 0
-        if line >= len(self._starts):
-            return len(self.text)
-        return self._starts[line] + _column_to_index(self.line_text(line), character, encoding)
+        return _offset_at(self.text, self._starts, line, character, encoding)
 
     def position_at(self, offset: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> tuple[int, int]:
-        offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self._starts, offset) - 1
-        start = self._starts[line]
-        line_text = self.line_text(line)
-        return line, _units(line_text[: offset - start], encoding)
+        return _position_at(self.text, self._starts, offset, encoding)
 
     # -- edits -------------------------------------------------------------
 
@@ -171,28 +240,32 @@ class Document:
         version: int,
         encoding: PositionEncoding = PositionEncoding.UTF16,
     ) -> list[TextEdit]:
-        """Apply LSP content changes in order and re-parse once.
+        """Apply LSP content changes in order (the parse waits for the next snapshot).
 
         Each change is ``(range, text)`` with range ``(start_line, start_char,
         end_line, end_char)`` in ``encoding``, or ``None`` for a full replacement.
         """
         edits: list[TextEdit] = []
-        tree = self.tree
-        for rng, new_text in changes:
-            if rng is None:
-                self.text = new_text
-                self._starts = [0, *_line_starts(new_text)]
-                tree = None
-                edits.append(TextEdit(0, 0, len(new_text)))
-                continue
-            start = self.offset_at(rng[0], rng[1], encoding)
-            end = self.offset_at(rng[2], rng[3], encoding)
-            if end < start:
-                start, end = end, start
-            edit = self._splice(start, end, new_text, tree)
-            edits.append(edit)
-        self.version = version
-        self._reparse(tree)
+        with self._lock:
+            tree = self._tree
+            for rng, new_text in changes:
+                if rng is None:
+                    self.text = new_text
+                    self._starts = [0, *_line_starts(new_text)]
+                    tree = None
+                    edits.append(TextEdit(0, 0, len(new_text)))
+                    continue
+                start = self.offset_at(rng[0], rng[1], encoding)
+                end = self.offset_at(rng[2], rng[3], encoding)
+                if end < start:
+                    start, end = end, start
+                edit = self._splice(start, end, new_text, tree)
+                edits.append(edit)
+            self.version = version
+            # only tree-sitter trees follow edits; any other tree is re-parsed from scratch
+            self._tree = tree if hasattr(tree, "edit") else None
+            self._edits += 1
+            self._parsed_at = None
         return edits
 
     def _splice(self, start: int, end: int, new_text: str, tree: Any) -> TextEdit:
@@ -259,19 +332,23 @@ class Document:
     def too_large(self) -> bool:
         return len(self.text) > MAX_ANALYSED_CHARS
 
-    def _reparse(self, old_tree: Any) -> None:
-        if self._parser is None:
-            return
-        if self.too_large:
-            self.tree = None
-            return
-        began = time.perf_counter()
-        self.tree = self._parser(self.text.encode("utf-8", "surrogatepass"), old_tree)
-        self.parse_seconds = time.perf_counter() - began
-
     def snapshot(self) -> Snapshot:
-        tree = self.tree.copy() if hasattr(self.tree, "copy") else self.tree
-        return Snapshot(self.uri, self.language_id, self.version, self.text, tree)
+        with self._lock:
+            if self._parser is None or self.too_large:
+                return Snapshot(self.uri, self.language_id, self.version, self.text, None, starts=self._starts)
+            old = self._tree.copy() if hasattr(self._tree, "copy") else self._tree
+            if self._parsed_at == self._edits:
+                return Snapshot(self.uri, self.language_id, self.version, self.text, old, starts=self._starts)
+            edits = self._edits
+            return Snapshot(self.uri, self.language_id, self.version, self.text, starts=self._starts,
+                            parse=(self._parser, old, lambda tree: self._adopt(edits, tree)))
+
+    def _adopt(self, edits: int, tree: Any) -> None:
+        """A snapshot parsed the text of ``edits``: keep (a copy of) it if the text is still that."""
+        with self._lock:
+            if self._edits == edits and self._parsed_at != edits:
+                self._tree = tree.copy() if hasattr(tree, "copy") else tree
+                self._parsed_at = edits
 
 
 def _utf8_len(text: str, start: int, end: int) -> int:
@@ -288,14 +365,30 @@ def _point(text: str, offset: int) -> tuple[int, int]:
     return row, len(text[line_start:offset].encode("utf-8", "surrogatepass"))
 
 
-class DocumentStore:
-    """The open documents of one server (or one headless run)."""
+class StoreFull(GdgError):
+    """A document that would take the store past ``MAX_OPEN_DOCUMENTS`` or ``MAX_STORED_CHARS``."""
 
-    def __init__(self, parser_for: Callable[[str, str], Callable[[bytes, Any], Any] | None] | None = None) -> None:
+
+class DocumentStore:
+    """The open documents of one server (or one headless run), bounded by count and size."""
+
+    def __init__(self, parser_for: Callable[[str, str], Callable[[bytes, Any], Any] | None] | None = None,
+                 max_documents: int = MAX_OPEN_DOCUMENTS, max_chars: int = MAX_STORED_CHARS) -> None:
         self._docs: dict[str, Document] = {}
         self._parser_for = parser_for or (lambda language_id, uri: None)
+        self._max_documents = max_documents
+        self._max_chars = max_chars
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
+        """Follow a document (replacing one open under the same URI); ``StoreFull`` past the bounds."""
+        others = [doc for key, doc in self._docs.items() if key != uri]
+        if len(others) >= self._max_documents:
+            raise StoreFull(f"{len(others):,} documents are open, the most one server follows; "
+                            f"{uri} is not followed (close some documents)")
+        stored = sum(len(doc.text) for doc in others)
+        if stored + len(text) > self._max_chars:
+            raise StoreFull(f"{uri} ({len(text):,} characters) would take the open documents past "
+                            f"{self._max_chars:,} characters; it is not followed (close some documents)")
         doc = Document(uri, language_id, version, text, self._parser_for(language_id, uri))
         self._docs[uri] = doc
         return doc

@@ -56,6 +56,29 @@ class TileLangSettings:
     version: str = "latest"
 
 
+DEFAULT_SHELL_TOOLS = ("git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl")
+
+
+@attrs.define(frozen=True)
+class ShellSettings:
+    tools: list[str] = attrs.field(factory=lambda: list(DEFAULT_SHELL_TOOLS))
+    """Tools whose subcommands and options are read from their own ``--help`` (found on PATH,
+    never inside the workspace; languages/shell/tool_help.py)."""
+
+
+@attrs.define(frozen=True)
+class JqInput:
+    filter: str
+    """A glob of filter files (``filters/*.jq``), relative to the workspace folder."""
+    input: str
+    """A glob of the JSON files they read (``samples/orders*.json``), relative to the workspace folder."""
+
+
+@attrs.define(frozen=True)
+class JqSettings:
+    inputs: list[JqInput] = attrs.field(factory=list)
+
+
 @attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
@@ -112,9 +135,23 @@ class Settings:
     sql: SqlSettings = attrs.field(factory=SqlSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
+    shell: ShellSettings = attrs.field(factory=ShellSettings)
+    jq: JqSettings = attrs.field(factory=JqSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def _string_list(value: Any, _type: Any) -> list[str]:
+    # cattrs would turn "git" into ["g", "i", "t"]: a list setting must be a JSON list
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected a list of strings, got {type(value).__name__}")
+    if not all(isinstance(item, str) for item in value):
+        raise ValueError("expected a list of strings")
+    return list(value)
+
+
+_converter.register_structure_hook_func(lambda t: t == list[str], _string_list)
 
 
 def _snake(key: str) -> str:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from gdg_lsp import consent
 from gdg_lsp.backends.base import BackendStats
 from gdg_lsp.errors import GdgError
 from gdg_lsp.vocab import ByteVocabulary, Encoding, Vocabulary
@@ -100,13 +101,16 @@ class Endpoint:
 
     @classmethod
     def from_settings(cls, remote: Any) -> Endpoint:
-        """From ``Settings.remote``; the API key is read from the variable it names."""
+        """From ``Settings.remote``; the API key is read from the variable it names. Settings the
+        user did not consent to outside the workspace (``gdg_lsp.consent``) are refused."""
         url = (remote.url or "").strip().rstrip("/")
         if not url:
             raise RemoteUnavailableError("gdg.backend is remote but gdg.remote.url is empty (set it to the engine's base URL, e.g. http://gpu-box:8000)")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise RemoteUnavailableError(f"gdg.remote.url {url!r} is not an http(s) URL")
+        if (why := consent.remote_refusal(url, remote.api_key_env)) is not None:
+            raise RemoteUnavailableError(why)  # before any connection, before the key is read
         key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
         return cls(url, remote.kind, remote.model, key or None, remote.connect_timeout_ms / 1000,
                    remote.timeout_ms / 1000, remote.retries, remote.dialect)

@@ -254,6 +254,9 @@ def edit_session(rng: random.Random, uris: list[str], steps: int, model_lines) -
 
 def _edit_point(rng: random.Random, lines: list[int]) -> tuple[int, int]:
     roll = rng.random()
+    if roll < 0.03:  # numbers no position can hold: the server clamps them, as editors do
+        return rng.choice(((-1, 0), (0, -3), (-2**40, 2**40), (2**31 + 7, 1), (0, 1.5),
+                           (rng.randrange(len(lines)), 2**31)))
     if roll < 0.05:
         return len(lines) + rng.randrange(0, 3), rng.randrange(0, 5)  # past the last line
     line = rng.randrange(len(lines))

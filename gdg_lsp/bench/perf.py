@@ -46,9 +46,9 @@ from gdg_lsp.caches import all_stats
 from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
-SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp")
+SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate")
 MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp")
-"""Sections that need a loaded model (the keystroke section only parses and analyses)."""
+"""Sections that need a loaded model (the keystroke and toolstate sections only analyse)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
 
@@ -84,7 +84,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write the report as JSON")
     parser.add_argument("--only", default="", metavar="SECTIONS",
                         help=f"comma-separated sections to run ({','.join(SECTIONS)}; default: all). "
-                             "`--only keystroke` loads no model")
+                             "`--only keystroke` or `--only toolstate` loads no model")
     args = parser.parse_args(argv)
     args.sections = [s.strip() for s in args.only.split(",") if s.strip()] or list(SECTIONS)
     args.grammar_engines = [e.strip() for e in args.grammar_engines.split(",") if e.strip()]
@@ -922,6 +922,14 @@ def render(report: dict[str, Any]) -> str:
                              "recompilations", "p50 ms"],
                             [[t["keystrokes"], t["compiles"], t["cache_hits"], t["distinct_grammars"],
                               t["compiles_after_first_key"], t["recompilations"], t["latency_p50_ms"]]]))
+    if "toolstate" in report:
+        t = report["toolstate"]
+        parts.append(f"\n### toolstate: Γ of a shell hole from the tools' own help ({', '.join(t['described'])})\n")
+        parts.append(_table(["first request ms (runs)", "new process ms (runs)", "later Γ p50 ms", "later Γ p95 ms",
+                             "later hole p50 ms", "later hole p95 ms", "first / later"],
+                            [[f"{t['cold_first_ms']:.0f} ({t['cold_runs']})", f"{t['disk_first_ms']:.0f} ({t['disk_runs']})",
+                              t["warm_gamma_p50_ms"], t["warm_gamma_p95_ms"], t["warm_hole_p50_ms"], t["warm_hole_p95_ms"],
+                              t["cold_over_warm"]]]))
     if report.get("lsp"):
         lsp = report["lsp"]
         parts.append("\n### LSP over stdio (a server subprocess)\n")
@@ -940,6 +948,71 @@ def render(report: dict[str, Any]) -> str:
     parts.append(f"\npeak RSS of this process: {report['peak_rss_mb']:.0f} MB; total {report['seconds']:.1f} s "
                  f"({', '.join(f'{k} {v} s' for k, v in report['section_seconds'].items())})")
     return "\n".join(parts) + "\n"
+
+
+# -- toolstate: Γ from the tools' own help, first request and after ------------------------------
+
+
+def bench_toolstate(tools: list[str], requests: int) -> dict[str, Any]:
+    """Γ of a shell hole from tool state: the first request of a new cache (the tools
+    describe themselves), of a new process (the disk cache; only versions are asked),
+    and each later request (memory), in one run on one machine."""
+    from gdg_lsp.boundary import Boundary
+    from gdg_lsp.documents import Snapshot
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.shell import analyzer as shell_analyzer
+    from gdg_lsp.languages.shell.commands import parse
+    from gdg_lsp.languages.shell.gamma import Place, Sources
+    from gdg_lsp.languages.shell.tool_help import ToolHelp
+    from gdg_lsp.settings import Settings, ShellSettings
+
+    with tempfile.TemporaryDirectory(prefix="gdg-bench-toolstate-") as tmp:
+        root = Path(tmp) / "ws"
+        for name, text in {".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/main": "0" * 40 + "\n",
+                           ".git/refs/heads/dev": "0" * 40 + "\n", "Makefile": "build:\n\techo b\n",
+                           "package.json": '{"scripts": {"test": "x"}}'}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        place = Place(root, Boundary.of([root]))
+        cache = Path(tmp) / "cache"
+
+        def timed(sources: Sources) -> float:
+            mark = time.perf_counter()
+            sources.gamma(place, tools)
+            return time.perf_counter() - mark
+
+        cold_help = ToolHelp(cache)
+        cold = timed(Sources(cold_help))
+        disk_help = ToolHelp(cache)
+        disk_sources = Sources(disk_help)
+        disk = timed(disk_sources)
+        warm = [timed(disk_sources) for _ in range(requests)]
+        text = "#!/bin/sh\ngit checkout "
+        snapshot = Snapshot((root / "run.sh").as_uri(), "shell", 1, text, parse(text.encode()))
+        context = WorkspaceContext([root], Settings(shell=ShellSettings(tools=list(tools))))
+        analyzer = shell_analyzer.ShellAnalyzer()
+        saved = shell_analyzer.SOURCES
+        shell_analyzer.SOURCES = disk_sources
+        try:
+            analyzer.hole_at(snapshot, len(text), context)
+            holes = []
+            for _ in range(requests):
+                mark = time.perf_counter()
+                analyzer.hole_at(snapshot, len(text), context)
+                holes.append(time.perf_counter() - mark)
+        finally:
+            shell_analyzer.SOURCES = saved
+        described = [t for t in tools if disk_help.surface(t, place.boundary) is not None]
+    result = {
+        "tools": tools, "described": described, "requests": requests,
+        "cold_first_ms": _ms(cold), "cold_runs": cold_help.runs, "disk_first_ms": _ms(disk), "disk_runs": disk_help.runs,
+        "warm_gamma_p50_ms": _ms(percentile(warm, 0.5)), "warm_gamma_p95_ms": _ms(percentile(warm, 0.95)),
+        "warm_hole_p50_ms": _ms(percentile(holes, 0.5)), "warm_hole_p95_ms": _ms(percentile(holes, 0.95)),
+    }
+    result["cold_over_warm"] = round(cold / max(percentile(warm, 0.5), 1e-9), 1)
+    _log(f"toolstate: first {result['cold_first_ms']:.0f} ms ({cold_help.runs} runs), warm Γ p95 "
+         f"{result['warm_gamma_p95_ms']:.3f} ms")
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -1007,6 +1080,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
             sections["lsp"] = time.perf_counter() - mark
+        if "toolstate" in wanted:
+            mark = time.perf_counter()
+            report["toolstate"] = bench_toolstate(["git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl"],
+                                                  50 if args.quick else 200)
+            sections["toolstate"] = time.perf_counter() - mark
     report["section_seconds"] = {k: round(v, 1) for k, v in sections.items()}
     report["peak_rss_mb"] = peak_rss_mb()
     report["caches"] = [stats.payload() for stats in all_stats()]

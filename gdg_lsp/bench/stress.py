@@ -9,6 +9,10 @@
   (``SlowRandomBackend``: the storm must overlap decodes on any machine); it reports how many decodes ran at once, how many
   model steps a superseded decode took after its cancellation, hover and
   completion p95, and the process's RSS before and after;
+- neighbour: hover p95 in one document, idle and while another document's
+  analysis reads a large P4 include (one under the include size limit, which
+  takes seconds to analyse; and an 8 MiB one, over the limit: refused with a
+  diagnostic instead of minutes of analysis);
 - limits: τ_Γ instantiated over 10,000 names, and a 10 MB document opened.
 
 The tests in ``tests/reliability`` call the same functions with assertions.
@@ -303,6 +307,101 @@ async def _timed(server: InProcessServer, method: str, params: dict[str, Any]) -
     return (time.perf_counter() - began) * 1000
 
 
+# -- a busy neighbour -----------------------------------------------------------------
+
+
+def p4_declarations(nbytes: int) -> str:
+    """About ``nbytes`` of distinct P4 declarations (headers, constants, actions)."""
+    parts, size, n = [], 0, 0
+    while size < nbytes:
+        piece = (f"header h{n}_t {{ bit<8> f{n}; bit<16> g{n}; }}\n"
+                 f"const bit<32> C{n} = {n};\naction a{n}(bit<8> x) {{ }}\n")
+        parts.append(piece)
+        size += len(piece)
+        n += 1
+    return "".join(parts)
+
+
+NEIGHBOUR_PY = "import os\n\n\ndef size_of(path):\n    size = os.path.getsize(path)\n    return size\n"
+NEIGHBOUR_HOVER = {"line": 4, "character": 12}  # on `size`, assigned the line before
+
+
+def _including(target: str) -> str:
+    return f'#include "{target}"\ncontrol C() {{\n    apply {{\n        \n    }}\n}}\n'
+
+
+@dataclass
+class NeighbourFigures:
+    hover_idle_p95_ms: float = 0.0
+    include_kib: int = 0
+    analysis_seconds: float = 0.0
+    """How long the other document's first answer took (its include analysed off the loop)."""
+    hovers_during: int = 0
+    hover_during_p95_ms: float = 0.0
+    hover_during_max_ms: float = 0.0
+    huge_mib: float = 0.0
+    huge_answer_ms: float = 0.0
+    """The document including the huge file: its first answer (the include refused unread)."""
+    huge_refused: bool = False
+    """The ``#include`` of the huge file got a diagnostic naming the size limit."""
+    hover_during_huge_max_ms: float = 0.0
+
+
+async def neighbour(include_kib: int = 384, huge_mib: float = 8.0, idle_hovers: int = 20) -> NeighbourFigures:
+    """Hover in a Python document while a P4 document next to it is being analysed."""
+    import tempfile
+    from pathlib import Path
+
+    from gdg_lsp.languages.p4.workspace import MAX_INCLUDE_BYTES
+
+    figures = NeighbourFigures(include_kib=include_kib, huge_mib=huge_mib)
+    with tempfile.TemporaryDirectory(prefix="gdg-bench-neighbour-") as folder:
+        root = Path(folder)
+        (root / "big.p4").write_text(p4_declarations(include_kib * 1024))
+        (root / "huge.p4").write_text(p4_declarations(int(huge_mib * 2**20)))
+        options = {**NO_MODEL, "diagnostics": True}
+        async with InProcessServer(initialization_options=options, root_uri=root.as_uri()) as server:
+            a = (root / "a.py").as_uri()
+            server.open(a, NEIGHBOUR_PY)
+            hover = {"textDocument": {"uri": a}, "position": NEIGHBOUR_HOVER}
+            idle = [await _timed(server, "textDocument/hover", hover) for _ in range(idle_hovers)]
+            figures.hover_idle_p95_ms = round(percentile(idle, 0.95), 1)
+
+            during = await _hovers_while(server, root, "b.p4", "big.p4", hover, figures)
+            figures.hovers_during = len(during)
+            figures.hover_during_p95_ms = round(percentile(during, 0.95), 1) if during else 0.0
+            figures.hover_during_max_ms = round(max(during), 1) if during else 0.0
+
+            began = time.perf_counter()
+            huge = await _hovers_while(server, root, "c.p4", "huge.p4", hover, None)
+            figures.huge_answer_ms = round((time.perf_counter() - began) * 1000, 1)
+            figures.hover_during_huge_max_ms = round(max(huge), 1) if huge else 0.0
+            limit = f"over the limit of {MAX_INCLUDE_BYTES / 2**20:.1f} MiB"
+            published = await server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                               and m["params"]["uri"].endswith("/c.p4"), 60)
+            figures.huge_refused = any(limit in d["message"] for d in published["params"]["diagnostics"])
+    return figures
+
+
+async def _hovers_while(server: InProcessServer, root, name: str, include: str, hover: dict[str, Any],
+                        figures: NeighbourFigures | None) -> list[float]:
+    """Open ``name`` (which includes ``include``), ask for a hover in it, and time hovers in
+    the neighbour until it is answered."""
+    uri = (root / name).as_uri()
+    server.open(uri, _including(include), "p4")
+    began = time.perf_counter()
+    pending = server.send_request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                         "position": {"line": 1, "character": 8}})  # on `C`
+    times: list[float] = []
+    while not pending.done():
+        times.append(await _timed(server, "textDocument/hover", hover))
+        await asyncio.sleep(0.02)
+    await pending
+    if figures is not None:
+        figures.analysis_seconds = round(time.perf_counter() - began, 2)
+    return times
+
+
 # -- limits -------------------------------------------------------------------------
 
 
@@ -406,6 +505,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rate", type=float, default=60.0, help="inline requests per second in the storm")
     parser.add_argument("--step-ms", type=float, default=15.0, help="the slow model's time per step")
     parser.add_argument("--megabytes", type=float, default=10.0, help="size of the big document")
+    parser.add_argument("--include-kib", type=int, default=384,
+                        help="size of the P4 include the neighbour analyses (under the include limit)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
@@ -417,6 +518,7 @@ def main(argv: list[str]) -> int:
 
     fuzzed = asyncio.run(fuzz(args.messages, args.edits, args.seed))
     stormed = asyncio.run(storm(args.requests, args.rate, args.step_ms, args.seed))
+    near = asyncio.run(neighbour(args.include_kib))
     limits = LimitFigures()
     _, names, instantiate_s, compile_s = big_gamma_instantiation(10_000, args.seed)
     limits.gamma_names, limits.gamma_instantiate_ms, limits.gamma_compile_ms = len(names), instantiate_s * 1000, compile_s * 1000
@@ -424,7 +526,7 @@ def main(argv: list[str]) -> int:
     big = asyncio.run(big_document(args.megabytes))
     limits.document_open_ms, limits.document_edit_ms, limits.document_completion_ms = big["open_ms"], big["edit_ms"], big["completion_ms"]
 
-    figures = {"fuzz": asdict(fuzzed), "storm": asdict(stormed), "limits": asdict(limits)}
+    figures = {"fuzz": asdict(fuzzed), "storm": asdict(stormed), "neighbour": asdict(near), "limits": asdict(limits)}
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -441,6 +543,12 @@ def main(argv: list[str]) -> int:
     print(f"           hover p95 {s.hover_p95_ms} ms ({s.hovers}), completion p95 {s.completion_p95_ms} ms ({s.completions})")
     print(f"           RSS before {s.rss_before_mb:.1f} MB, after {s.rss_after_mb:.1f} MB "
           f"({s.rss_after_mb - s.rss_before_mb:+.1f} MB)")
+    print(f"  neighbour hover p95 in a.py: idle {near.hover_idle_p95_ms} ms | while b.p4's {near.include_kib} KiB "
+          f"include is analysed ({near.analysis_seconds} s): {near.hover_during_p95_ms} ms "
+          f"(max {near.hover_during_max_ms}, {near.hovers_during} hovers)")
+    print(f"           c.p4 includes {near.huge_mib:g} MiB: answered in {near.huge_answer_ms:.0f} ms, "
+          f"{'refused with a diagnostic naming the limit' if near.huge_refused else 'NOT refused'}; "
+          f"hover max meanwhile {near.hover_during_huge_max_ms} ms")
     print(f"  limits   Γ of {limits.gamma_names:,} names: instantiate {limits.gamma_instantiate_ms:.0f} ms, "
           f"compile {limits.gamma_compile_ms:.0f} ms (byte vocabulary)")
     print(f"           {limits.document_mb:g} MB document: open {limits.document_open_ms:.0f} ms, "

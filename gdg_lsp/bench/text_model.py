@@ -5,10 +5,11 @@ the code units of the negotiated encoding (UTF-16 units, UTF-8 bytes or code
 points), on the encoded line itself; lines end at ``\\n``, ``\\r\\n`` or ``\\r``
 only (not at U+2028, U+0085 or form feeds); a character past the end of a line
 means the end of the line, a line past the end of the document means its end.
-Two choices the specification leaves open, made as the server makes them:
+Three choices the specification leaves open, made as the server makes them:
 a position inside a character (half a surrogate pair, inside a UTF-8 sequence)
-means that character's start, and a range whose end comes before its start is
-read with its ends swapped.
+means that character's start; a range whose end comes before its start is
+read with its ends swapped; a number no position can hold (negative, a
+fraction, past 2^31 - 1) means the nearest one it can (editors clamp).
 
 Texts must not contain lone surrogates: the tests never send them to a
 document they check (a client cannot produce them in a real editor).
@@ -80,8 +81,9 @@ class TextModel:
             return [0]
         return [len(line.encode(self.codec)) // self.unit for line in _BREAKS.split(doc.text)]
 
-    def _offset(self, text: str, line: int, character: int) -> int:
+    def _offset(self, text: str, line: float, character: float) -> int:
         """Code-point offset of (line, character), measured on the encoded line."""
+        line, character = _uinteger(line), _uinteger(character)
         starts = [0] + [m.end() for m in _BREAKS.finditer(text)]
         if line >= len(starts):
             return len(text)
@@ -95,3 +97,7 @@ class TextModel:
         cut = encoded[: min(character * self.unit, len(encoded))]
         # a cut inside a character leaves an incomplete sequence, which "ignore" drops
         return begin + len(cut.decode(self.codec, "ignore"))
+
+
+def _uinteger(value: float) -> int:
+    return max(0, min(2**31 - 1, int(value)))

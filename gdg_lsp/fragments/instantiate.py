@@ -85,8 +85,9 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
         return _slot_expr(spec["ebnf"], slot)
     if "identifier" in spec:
         shape = spec["identifier"]
+        excluded = _resolve(shape.get("exclude", ()), context)  # "$key": words the hole lists (shell: tool names)
         return _identifier(shape.get("first", "a-zA-Z_"), shape.get("rest", "a-zA-Z0-9_"),
-                           tuple(shape.get("exclude", ())))
+                           tuple(sorted(str(word) for word in excluded)))
     if "names" in spec:
         names = [str(n) for n in spec["names"]]
     elif "context" in spec:

@@ -8,7 +8,8 @@ slot what it reads at each rung. A slot spec is one of
   a value ``"$key"`` is taken from the hole's context;
 - ``{ ebnf = "..." }``: a fixed EBNF expression (it may name rules of the template);
 - ``{ identifier = { first = "a-zA-Z_", rest = "a-zA-Z0-9_", exclude = [...] } }``:
-  an open identifier that is none of the excluded (reserved) words;
+  an open identifier that is none of the excluded (reserved) words (``exclude``
+  may be ``"$key"``: the words the hole's context lists);
 - ``{ names = [...] }``: fixed literal alternatives;
 - ``{ context = "key" }``: literal alternatives from the hole's context.
 

@@ -47,6 +47,10 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
                  bench="gdg_lsp.languages.sql.bench", settings="sql"),
     LanguageSpec("p4", "gdg_lsp.languages.p4.analyzer:P4Analyzer", (".p4",),
                  bench="gdg_lsp.languages.p4.bench", settings="p4"),
+    LanguageSpec("shell", "gdg_lsp.languages.shell.analyzer:ShellAnalyzer", (".sh", ".bash"), ("shellscript", "bash", "sh"),
+                 bench="gdg_lsp.languages.shell.bench", settings="shell"),
+    LanguageSpec("jq", "gdg_lsp.languages.jq.analyzer:JqAnalyzer", (".jq",),
+                 bench="gdg_lsp.languages.jq.bench", settings="jq"),
 )
 
 _BY_ID = {spec.name: spec for spec in LANGUAGES} | {i: spec for spec in LANGUAGES for i in spec.lsp_ids}

@@ -51,24 +51,21 @@ class GdgLanguageServer(LanguageServer):
         finally:
             self.shutdown()
 
-    def start_tcp(self, host: str, port: int) -> None:
+    async def serve_frames(self, reader: transport.FrameReader, first: bytes | None = None) -> None:
+        """Serve one client's frames (``gdg_lsp.server.tcp``); ``first`` is a message already read."""
         self._stop_event = threading.Event()
+        if first is not None:
+            self.protocol.receive(first)  # type: ignore[attr-defined]
+        await self._serve(reader)
 
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)  # type: ignore[arg-type]
-            await self._serve(transport.FrameReader(lambda: reader.read(transport.CHUNK)))
-            self.shutdown()
-
-        async def run() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            log.info("serving on %s", ", ".join(str(s.getsockname()) for s in self._server.sockets))
-            async with self._server:
-                await self._server.serve_forever()
-
-        try:
-            asyncio.run(run())
-        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-            pass
+    def end_session(self) -> None:
+        """The client is gone: stop its decodes and analyses, free its model."""
+        session = self.session
+        for timer in session.diagnostic_timers.values():
+            timer.cancel()
+        session.diagnostic_timers.clear()
+        session.worker.shutdown()
+        session.scheduler.shutdown()
 
     async def _serve(self, reader: transport.FrameReader) -> None:
         await transport.serve(reader, self.protocol.receive, self.protocol.report_unreadable,  # type: ignore[attr-defined]

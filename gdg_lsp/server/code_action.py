@@ -56,11 +56,8 @@ def register(server) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
-    @handles("code action")
-    def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        doc = ls.session.documents.find(params.text_document.uri)
-        if doc is None:
-            return None
+    @handles("code action", background=True)
+    def code_action(ls, params: types.CodeActionParams, doc) -> list[types.CodeAction] | None:
         quickfix = types.CodeActionKind.QuickFix.value
         only = params.context.only  # a filter: 'quickfix' or a parent kind of it
         if only and not any(not k or quickfix == k or quickfix.startswith(f"{k}.") for k in only):

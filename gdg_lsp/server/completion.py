@@ -1,4 +1,4 @@
-"""textDocument/completion: the names of Γ at the cursor (no model needed)."""
+"""textDocument/completion: the names of Γ at the cursor (no model needed; on an analysis thread)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,15 @@ def describe(binding) -> str:
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
-    @handles("completion", empty=lambda: types.CompletionList(is_incomplete=False, items=[]))
-    def completion(ls, params: types.CompletionParams) -> types.CompletionList:
+    @handles("completion", empty=lambda: types.CompletionList(is_incomplete=False, items=[]), background=True,
+             moved=lambda: types.CompletionList(is_incomplete=True, items=[]))
+    def completion(ls, params: types.CompletionParams, doc) -> types.CompletionList:
         session = ls.session
         empty = types.CompletionList(is_incomplete=False, items=[])
-        found = session.locate(params.text_document.uri, params.position.line, params.position.character)
+        found = session.locate_in(doc, params.position.line, params.position.character)
         if found is None:
             return empty
-        doc, analyzer, offset = found
+        analyzer, offset = found
         text = doc.text
         start = offset
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
@@ -53,13 +54,16 @@ def register(server) -> None:
             return empty  # an attribute of a value whose type Γ does not know
         prefix = text[start:offset]
         try:
-            gamma = analyzer.gamma_at(doc.snapshot(), offset, session.workspace)
+            gamma = analyzer.gamma_at(doc, offset, session.workspace)
         finally:
             problems.report(ls, doc.language_id)
+        # attr `word`: how the name is written at the cursor when Γ qualifies it (shell:
+        # `main` of refs/heads/main); attr `completion=False`: not a name to write (a source)
         items = [
-            types.CompletionItem(label=b.name, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
-                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + b.name)
+            types.CompletionItem(label=label, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
+                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + label)
             for b in gamma.bindings()
-            if b.name.lower().startswith(prefix.lower())
+            if b.attrs.get("completion", True) is not False
+            and (label := str(b.attrs.get("word", b.name))).lower().startswith(prefix.lower())
         ]
         return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from lsprotocol import types
 
@@ -18,6 +19,7 @@ def register(server) -> None:
     def initialize(ls, params: types.InitializeParams) -> None:
         session = ls.session
         session.loop = asyncio.get_running_loop()
+        session.loop_thread = threading.get_ident()
         session.encoding = PositionEncoding.parse(ls.workspace.position_encoding)
         session.set_roots(params)
         session.apply_settings(params.initialization_options, initial=True)
@@ -46,3 +48,4 @@ def register(server) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls, params) -> None:
         ls.session.worker.shutdown()
+        ls.session.scheduler.shutdown()

@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from gdg_lsp.caches import all_stats
 from gdg_lsp.server.handlers import handles, timings_payload
+from gdg_lsp.server.scheduler import SUPERSEDED
 from gdg_lsp.server.session import status_payload
 from gdg_lsp.server.worker import ModelNotReady
 
@@ -35,15 +36,13 @@ def register(server) -> None:
         payload["worker"] = ls.session.worker.stats_payload()
         payload["caches"] = [stats.payload() for stats in all_stats()]
         payload["handlersMs"] = timings_payload()
+        payload["analysis"] = ls.session.scheduler.stats.payload()
         return payload
 
     @server.feature("gdg/explain")
     @handles("gdg/explain", empty=lambda: {"error": "explain failed: the log has the details"})
     async def explain(ls, params: Any) -> dict:
         """params: {textDocument: {uri}, position: {line, character}, decode?: bool}"""
-        # imported here: it loads XGrammar and torch, which the server's start must not wait for
-        from gdg_lsp.explain import explain_hole, explain_suggestion
-
         session = ls.session
         document = _get(params, "textDocument") or _get(params, "text_document")
         position = _get(params, "position")
@@ -59,7 +58,10 @@ def register(server) -> None:
         snapshot = doc.snapshot()
         settings = session.settings
         if not _get(params, "decode", True) or session.worker.state.state != "ready":
-            report = explain_hole(snapshot, offset, settings, session.workspace)
+            job = session.scheduler.submit(uri, "gdg/explain", lambda: _explain_hole(snapshot, offset, settings, session.workspace))
+            report = await asyncio.wrap_future(job)
+            if report is SUPERSEDED:
+                return {"error": "superseded by a newer explain request for this document"}
             if session.worker.state.state != "ready":
                 report["text"] += f"\n(model {session.worker.state.state}: {session.worker.state.message})"
             return report
@@ -71,4 +73,16 @@ def register(server) -> None:
             raise
         except ModelNotReady as err:
             return {"error": str(err)}
+        if suggestion is None:
+            return {"error": "superseded by a newer explain request for this document"}
+        from gdg_lsp.explain import explain_suggestion  # loaded by the decode already
+
         return explain_suggestion(suggestion, settings)
+
+
+def _explain_hole(snapshot, offset: int, settings, workspace) -> dict:
+    """On an analysis thread: the analysis, and the first import of ``gdg_lsp.explain``
+    (it loads XGrammar and torch, seconds the event loop must not wait for)."""
+    from gdg_lsp.explain import explain_hole
+
+    return explain_hole(snapshot, offset, settings, workspace)

@@ -1,4 +1,8 @@
-"""Diagnostics: references to names that do not exist, published a moment after typing stops."""
+"""Diagnostics: references to names that do not exist, published a moment after typing stops.
+
+The analysis runs on an analysis thread (``server/scheduler.py``): a newer run for
+the same document supersedes one still waiting, and findings for a version the
+document has left are never published."""
 
 from __future__ import annotations
 
@@ -49,24 +53,41 @@ def to_lsp(doc, finding: Finding, encoding) -> types.Diagnostic:
 
 
 def publish(ls, uri: str) -> None:
+    """Analyse the document on an analysis thread (``server/scheduler.py``); publish the
+    findings on the loop, unless the text moved on meanwhile (the edit scheduled another run)."""
     session = ls.session
     session.diagnostic_timers.pop(uri, None)
     doc = session.documents.find(uri)
     if doc is None:
         return
-    analyzer = session.analyzer_for(doc.language_id, doc.text)
-    if analyzer is None:
-        return
     snapshot = doc.snapshot()
+    job = session.scheduler.submit(uri, "diagnostics", lambda: _findings(ls, snapshot))
+    job.add_done_callback(lambda done: session.call_soon(_deliver, ls, doc, snapshot, done))
+
+
+def _findings(ls, snapshot) -> list[Finding] | None:
+    session = ls.session
+    analyzer = session.analyzer_for(snapshot.language_id, snapshot.text)
+    if analyzer is None:
+        return None
     try:
-        findings = analyzer.diagnostics(snapshot, session.workspace)
+        return analyzer.diagnostics(snapshot, session.workspace)
+    except RecursionError as err:
+        problems.report_limit(ls, "diagnostics", err)
+        return None
     except Exception:
-        log.exception("diagnostics failed for %s", uri)
-        return
+        log.exception("diagnostics failed for %s", snapshot.uri)
+        return None
     finally:
-        problems.report(ls, doc.language_id)
-    if doc.version != snapshot.version:
+        problems.report(ls, snapshot.language_id)
+
+
+def _deliver(ls, doc, snapshot, done) -> None:
+    findings = done.result() if not done.cancelled() and done.exception() is None else None
+    if not isinstance(findings, list):
+        return  # superseded, no analyzer, or failed (logged)
+    if ls.session.documents.find(snapshot.uri) is not doc or doc.version != snapshot.version:
         return  # the text moved on; the next schedule publishes fresh results
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=uri, version=snapshot.version,
-        diagnostics=[to_lsp(doc, f, session.encoding) for f in findings]))
+        uri=snapshot.uri, version=snapshot.version,
+        diagnostics=[to_lsp(snapshot, f, ls.session.encoding) for f in findings]))

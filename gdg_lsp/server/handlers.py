@@ -5,12 +5,24 @@
 - an exception inside it is logged with its traceback, told to the user once per
   kind (``problems.report_failure``), and the request is answered with ``empty()``:
   a bug in one analyzer never leaves a client waiting or takes the server down;
-- a position past one of the server's limits (``NestingLimitError``) is refused
-  in one line (``problems.report_limit``), not a traceback;
+- a position past one of the server's limits (``NestingLimitError``), or code
+  nested deeper than the analysis can follow (``RecursionError``: its traceback
+  would be thousands of lines per request), is refused in one line
+  (``problems.report_limit``);
 - ``$/cancelRequest`` (the handler's task cancelled) and JSON-RPC errors meant for the
   client (``JsonRpcInvalidParams``...) propagate, as pygls expects;
 - the time each call took is kept per method (bounded), and ``gdg/status``
   reports its p50/p95/max (``timings_payload``).
+
+``@handles("hover", background=True)`` around ``fn(ls, params, snapshot)`` runs
+the handler's work off the event loop: the wrapper finds the document named by
+``params.text_document.uri`` and takes its snapshot on the loop, then ``fn``
+runs on an analysis thread (``server/scheduler.py``: one document's jobs in
+order, a newer request of the same kind for the same document supersedes the
+older one, which is answered with ``empty()``). ``fn`` sees only the snapshot
+(never the live document). A result computed for a version the document has
+since left is dropped: the request is answered with ``moved()`` (``empty()``
+unless given; completion answers "incomplete" so the client asks again).
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from pygls.exceptions import JsonRpcException
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.latency import summary_ms
 from gdg_lsp.server import problems
+from gdg_lsp.server.scheduler import SUPERSEDED
 
 TIMINGS_KEPT = 1000
 """Durations kept per method (the most recent ones)."""
@@ -35,8 +48,11 @@ TIMINGS_KEPT = 1000
 _timings: defaultdict[str, deque[float]] = defaultdict(lambda: deque(maxlen=TIMINGS_KEPT))
 
 
-def handles(what: str, empty: Callable[[], Any] = lambda: None) -> Callable[[Callable], Callable]:
+def handles(what: str, empty: Callable[[], Any] = lambda: None, *, background: bool = False,
+            moved: Callable[[], Any] | None = None) -> Callable[[Callable], Callable]:
     def wrap(fn: Callable) -> Callable:
+        if background:
+            return _in_background(what, fn, empty, moved or empty)
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(ls, params: Any) -> Any:
@@ -69,9 +85,36 @@ def handles(what: str, empty: Callable[[], Any] = lambda: None) -> Callable[[Cal
     return wrap
 
 
+def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Callable[[], Any]) -> Callable:
+    @functools.wraps(fn)
+    async def run_background(ls, params: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            uri = params.text_document.uri
+            session = ls.session
+            doc = session.documents.find(uri)
+            if doc is None:
+                return empty()
+            snapshot = doc.snapshot()
+            result = await asyncio.wrap_future(session.scheduler.submit(uri, what, lambda: fn(ls, params, snapshot)))
+            if result is SUPERSEDED:
+                return empty()
+            if session.documents.find(uri) is not doc or doc.version != snapshot.version:
+                return moved()  # computed for a text the client no longer has
+            return result
+        except (asyncio.CancelledError, JsonRpcException):
+            raise
+        except Exception as err:  # noqa: BLE001 - answered, logged and said once
+            return _failed(ls, what, err, empty)
+        finally:
+            _timings[what].append(time.perf_counter() - began)
+
+    return run_background
+
+
 def _failed(ls, what: str, err: Exception, empty: Callable[[], Any]) -> Any:
-    if isinstance(err, NestingLimitError):
-        problems.report_limit(ls, err)
+    if isinstance(err, (NestingLimitError, RecursionError)):
+        problems.report_limit(ls, what, err)
     else:
         problems.report_failure(ls, what, err)
     return empty()

@@ -61,14 +61,19 @@ def report(ls, language_id: str) -> None:
     seen[language_id] = current
 
 
-def report_limit(ls, err: BaseException) -> None:
-    """A position past one of the server's limits (33 nested scopes): refused, said once, no traceback."""
-    log.warning("refused: %s", err)
+def report_limit(ls, what: str, err: BaseException) -> None:
+    """A position past one of the server's limits (33 nested scopes), or code nested deeper than
+    the analysis can follow (Python's recursion limit): refused in one line, said once, no traceback."""
+    if isinstance(err, RecursionError):
+        why = "the code here nests deeper than the analysis follows (the interpreter's recursion limit)"
+    else:
+        why = str(err)
+    log.warning("%s refused: %s", what, why)
     seen = _shown.setdefault(ls.session, {}).setdefault("limits", set())
     if type(err).__name__ in seen:
         return
     seen.add(type(err).__name__)
-    ls.session.show(f"gdg-lsp: no completion here: {err}. Positions within the limit are served as usual.",
+    ls.session.show(f"gdg-lsp: no completion here: {why}. Positions within the limit are served as usual.",
                     types.MessageType.Warning)
 
 

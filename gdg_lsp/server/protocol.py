@@ -12,6 +12,17 @@
 - Bodies arrive from ``gdg_lsp.server.transport`` and are parsed here, once, at
   the top level only (pygls' ``object_hook`` parsing also turned any nested
   object that happened to have a ``jsonrpc`` member into a message).
+- A number too long to convert (the interpreter refuses integers of over 4,300
+  digits) does not make the whole message unreadable: a request whose id is
+  one is answered with InvalidRequest carrying that id, digit for digit; one
+  inside params makes them invalid (InvalidParams).
+- A didChange whose range holds a number no position can have (negative,
+  past 2^31 - 1, a fraction) is clamped, not dropped: the change lands where
+  the nearest valid position puts it, the rest of the batch is applied, and a
+  warning is logged. A change that cannot be read at all (no text, a range
+  that is not positions) is skipped with a warning, the others applied. pygls
+  would drop the whole notification, and the editor's text and the server's
+  would differ from then on.
 - Documents live in the project's own store (``gdg_lsp.documents``): the
   builtin didOpen/didChange/didClose handlers do not also feed pygls'
   workspace (which splits lines on U+2028 and could fail before our handler
@@ -22,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -46,14 +58,34 @@ class _Malformed:
         self.error = error
 
 
+MAX_INT_DIGITS = 4000
+"""Longer integers are not converted (the interpreter's own limit is 4,300 digits)."""
+UINTEGER_MAX = 2**31 - 1
+"""The largest LSP ``uinteger`` a position may hold."""
+
+
+class OversizedNumber(str):
+    """The digits of a JSON integer too long to convert (kept to be echoed back)."""
+
+
+def _parse_int(digits: str) -> int | OversizedNumber:
+    return OversizedNumber(digits) if len(digits) > MAX_INT_DIGITS else int(digits)
+
+
 class GdgProtocol(LanguageServerProtocol):
     def receive(self, body: bytes) -> None:
         """Parse one message body and handle it; every request in it gets an answer."""
         try:
-            data = json.loads(body)
-        except Exception as err:  # bad UTF-8, bad JSON, nesting too deep, a 5,000-digit number...
+            data = json.loads(body, parse_int=_parse_int)
+        except Exception as err:  # bad UTF-8, bad JSON, nesting too deep...
             self.report_unreadable(err)
             return
+        if isinstance(data, dict) and isinstance(data.get("id"), OversizedNumber):
+            self._send_error(data["id"], JsonRpcInvalidRequest,
+                             f"a request id must be an integer of at most {MAX_INT_DIGITS} digits or a string")
+            return
+        if isinstance(data, dict) and data.get("method") == types.TEXT_DOCUMENT_DID_CHANGE:
+            data = _readable_did_change(data)
         if isinstance(data, list):  # a JSON-RPC batch: LSP has none; answer each request in it
             requests = [m for m in data if isinstance(m, dict) and "method" in m and _valid_id(m.get("id"))]
             for message in requests:
@@ -96,9 +128,22 @@ class GdgProtocol(LanguageServerProtocol):
         self.handle_message(message)
 
     def _send_error(self, msg_id: Any, kind: type[JsonRpcException], message: str) -> None:
-        log.warning("answered %r with %s: %s", msg_id, kind.__name__, message)
+        log.warning("answered %.60r with %s: %s", msg_id, kind.__name__, message)
         # written as a plain object: the typed response would drop a null "id"
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": kind.CODE, "message": message}})
+        error = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": kind.CODE, "message": message}}
+        if isinstance(msg_id, OversizedNumber):  # echoed as the number it was, not as a string
+            error["id"] = None
+            text = json.dumps(error).replace('"id": null', f'"id": {str.__str__(msg_id)}', 1)
+            self._write_body(text)
+            return
+        self._send_data(error)
+
+    def _write_body(self, body: str) -> None:
+        """A message body already in JSON, framed as pygls frames its own."""
+        if self.writer is None:
+            return
+        data = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n{body}"
+        self.writer.write(data.encode(self.CHARSET))
 
     def structure_message(self, data: dict[str, Any]):
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data and "params" not in data:
@@ -138,6 +183,18 @@ class GdgProtocol(LanguageServerProtocol):
         text = error if isinstance(error, str) else f"cannot parse message: {str(error)[:200] or type(error).__name__}"
         self._send_error(None, JsonRpcParseError, text)
 
+    on_exit: Callable[[int], None] | None = None
+    """Set by the TCP server: ``exit`` ends that client's session, not the process."""
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args):
+        if self.on_exit is None:
+            yield from super().lsp_exit(*args)
+            return
+        if (handler := self.fm.features.get(types.EXIT)) is not None:
+            yield handler, args, None
+        self.on_exit(0 if self._shutdown else 1)
+
     # -- documents go to our store only ----------------------------------------------
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
@@ -154,6 +211,66 @@ class GdgProtocol(LanguageServerProtocol):
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+
+def _readable_did_change(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each content change made readable (numbers clamped) or left out, and the
+    version clamped to an LSP ``integer`` (with a warning for each)."""
+    params = data.get("params")
+    changes = params.get("contentChanges") if isinstance(params, dict) else None
+    if not isinstance(changes, list):
+        return data  # nothing to apply: pygls reports it
+    document = params.get("textDocument")
+    uri = document.get("uri") if isinstance(document, dict) else None
+    version = document.get("version") if isinstance(document, dict) else None
+    if isinstance(version, (int, float, OversizedNumber)) and not isinstance(version, bool):
+        fixed_version = _clamp(version, low=-UINTEGER_MAX - 1)
+        if fixed_version != version:
+            log.warning("didChange %.200s: version %.40s clamped to %d", uri, version, fixed_version)
+            params = {**params, "textDocument": {**document, "version": fixed_version}}
+    kept = []
+    for index, change in enumerate(changes):
+        fixed, problem = _readable_change(change)
+        if problem:
+            log.warning("didChange %.200s, change %d: %s", uri, index, problem)
+        if fixed is not None:
+            kept.append(fixed)
+    return {**data, "params": {**params, "contentChanges": kept}}
+
+
+def _readable_change(change: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(the change, clamped where needed, or None when it cannot be read; what was wrong)."""
+    if not isinstance(change, dict) or not isinstance(change.get("text"), str):
+        return None, "not a change with a text (skipped)"
+    if "range" not in change:
+        return {"text": change["text"]}, None  # the whole document
+    rng = change["range"]
+    fixed: dict[str, dict[str, int]] = {}
+    clamped = []
+    for end in ("start", "end"):
+        point = rng.get(end) if isinstance(rng, dict) else None
+        if not isinstance(point, dict):
+            return None, f"its range has no {end} position (skipped)"
+        fixed[end] = {}
+        for field in ("line", "character"):
+            value = point.get(field)
+            if isinstance(value, bool) or not isinstance(value, (int, float, OversizedNumber)):
+                return None, f"range.{end}.{field} is {value!r:.40}, not a number (skipped)"
+            number = _clamp(value)
+            if number != value:
+                clamped.append(f"range.{end}.{field} {str(value)[:40]} -> {number}")
+            fixed[end][field] = number
+    problem = f"clamped {', '.join(clamped)} (the change was applied there)" if clamped else None
+    return {"range": fixed, "text": change["text"]}, problem
+
+
+def _clamp(value: int | float | OversizedNumber, low: int = 0) -> int:
+    """The nearest integer in [low, 2^31 - 1] (a fraction is cut; NaN is ``low``)."""
+    if isinstance(value, OversizedNumber):
+        return low if value.startswith("-") else UINTEGER_MAX
+    if isinstance(value, float):
+        value = low if value != value else int(max(low - 1.0, min(float(UINTEGER_MAX), value)))
+    return max(low, min(UINTEGER_MAX, value))
 
 
 def _leaf_message(err: BaseException) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,14 +15,17 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from gdg_lsp import languages
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import (
     MAX_ANALYSED_CHARS,
     DocumentStore,
     PositionEncoding,
+    Snapshot,
     uri_to_path,
 )
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
+from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.settings import Settings, from_json
 
@@ -46,11 +50,15 @@ class Session:
         self.workspace = WorkspaceContext(settings=self.settings)
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop_thread: int | None = None
+        self.scheduler = Scheduler()
         self.worker = DecodeWorker(self._worker_state, self._worker_progress,
                                    lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
         self._progress_begun = False
         self._warned_languages: set[str] = set()
+        self._refused: BoundedCache[str, str] = BoundedCache("session.refused-documents", 256)
+        """Documents the store refused (it is full): their edits are ignored without a warning each."""
         self.last_suggestion: dict[str, Any] | None = None
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
 
@@ -65,6 +73,15 @@ class Session:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
             self.start_model()
+
+    def refuse_document(self, uri: str, why: str) -> None:
+        """A didOpen the store refused (``StoreFull``): said once per document; its requests answer empty."""
+        if self._refused.get(uri) is None:
+            self.show(f"gdg-lsp: {why}", types.MessageType.Warning)
+        self._refused.put(uri, why)
+
+    def refused_document(self, uri: str) -> bool:
+        return self._refused.get(uri) is not None
 
     def set_roots(self, params: types.InitializeParams) -> None:
         roots: list[Path] = []
@@ -87,10 +104,18 @@ class Session:
         try:
             return languages.analyzer(language_id, text)
         except UnknownLanguageError as err:
-            if language_id not in self._warned_languages:
-                self._warned_languages.add(language_id)
+            if language_id not in self._warned_languages and len(self._warned_languages) < 256:
+                self._warned_languages.add(language_id)  # (bounded: ids come from the client)
                 log.info("%s", err)
             return None
+
+    def locate_in(self, snapshot: Snapshot, line: int, character: int) -> tuple[Analyzer, int] | None:
+        """(analyzer, offset) for a position in a snapshot (on an analysis thread); None when
+        its language has no analyzer or it is too large to analyse."""
+        analyzer = self.analyzer_for(snapshot.language_id, snapshot.text)
+        if analyzer is None:
+            return None
+        return analyzer, snapshot.offset_at(line, character, self.encoding)
 
     def locate(self, uri: str, line: int, character: int) -> tuple[Any, Analyzer, int] | None:
         """(document, analyzer, offset) for a request's position; None when the document
@@ -179,7 +204,14 @@ class Session:
         else:
             fn(*args)
 
+    def on_loop(self) -> bool:
+        return self.loop_thread is None or threading.get_ident() == self.loop_thread
+
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """Tell the user (and the log); safe from any thread (analysis threads report problems)."""
+        if not self.on_loop() and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.show, message, kind)
+            return
         (log.warning if kind in (types.MessageType.Error, types.MessageType.Warning) else log.info)("%s", message)
         try:
             self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -1,7 +1,8 @@
 """textDocument/didOpen, didChange, didClose: the document store and nothing else.
 
-A keystroke costs one edit, one line-index update and one incremental
-re-parse; diagnostics are only scheduled (debounced).
+A keystroke costs one edit and one line-index update (the re-parse waits for
+the first request that needs it, on an analysis thread); diagnostics are only
+scheduled (debounced).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 from lsprotocol import types
 
 from gdg_lsp import languages
+from gdg_lsp.documents import StoreFull
 from gdg_lsp.server import diagnostics
 from gdg_lsp.server.handlers import handles
 
@@ -22,7 +24,11 @@ def register(server) -> None:
     @handles("didOpen")
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
+        try:
+            ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
+        except StoreFull as err:
+            ls.session.refuse_document(item.uri, str(err))
+            return
         diagnostics.schedule(ls, item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -31,7 +37,8 @@ def register(server) -> None:
         uri = params.text_document.uri
         doc = ls.session.documents.find(uri)
         if doc is None:
-            log.warning("didChange for %s, which is not open: ignored (send didOpen first)", uri)
+            if not ls.session.refused_document(uri):
+                log.warning("didChange for %s, which is not open: ignored (send didOpen first)", uri)
             return
         changes = []
         for change in params.content_changes:
@@ -48,5 +55,6 @@ def register(server) -> None:
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.session.documents.close(uri)
+        ls.session.scheduler.forget(uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)

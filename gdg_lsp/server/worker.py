@@ -10,6 +10,11 @@ Requests of different documents decode one at a time, or up to ``gdg.batchSize``
 at once when the service batches them (a pool of sequence slots over one model): then their
 model steps are shared. A model load runs alone.
 
+At most ``MAX_WAITING`` decodes wait to start (each document has at most one
+that is not superseded; a client sending requests for thousands of documents
+faster than they decode fills it): beyond it the oldest waiting one is answered
+as superseded (an empty suggestion) without running.
+
 The thread is a daemon: ``exit`` does not wait for a model that is still
 loading. ``stats`` counts decodes, supersessions and how far a cancelled
 decode ran past its cancellation (``gdg/status`` shows them).
@@ -34,6 +39,9 @@ from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+MAX_WAITING = 64
+"""Decodes waiting to start, at most (model loads are never dropped)."""
 
 
 
@@ -107,8 +115,10 @@ class _DaemonExecutor:
     at once: a batching SlotPool). An ``exclusive`` one (a model load) waits for the
     running ones to end and runs alone; later ones wait for it, in order."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, max_waiting: int = MAX_WAITING) -> None:
         self._name = name
+        self._max_waiting = max_waiting
+        self.dropped = 0
         self._queue: deque = deque()
         self._cond = threading.Condition()
         self._closed = False
@@ -135,9 +145,21 @@ class _DaemonExecutor:
             if self._closed:
                 future.cancel()
             else:
+                if len(self._queue) >= self._max_waiting:
+                    self._drop_oldest()
                 self._queue.append((future, fn, args, exclusive))
                 self._cond.notify_all()
         return future
+
+    def _drop_oldest(self) -> None:
+        """Answer the oldest waiting call (not a model load) with None, as if superseded."""
+        for item in self._queue:
+            if not item[3]:
+                self._queue.remove(item)
+                self.dropped += 1
+                if item[0].set_running_or_notify_cancel():
+                    item[0].set_result(None)
+                return
 
     def _may_start(self) -> bool:
         if not self._queue or self._exclusive or self._running >= self.limit:
@@ -297,7 +319,7 @@ class DecodeWorker:
         self.stats.max_tokens_after_cancel = max(self.stats.max_tokens_after_cancel, after)
 
     def stats_payload(self) -> dict[str, Any]:
-        return self.stats.payload(self.running, self.max_running)
+        return {**self.stats.payload(self.running, self.max_running), "droppedWaiting": self._pool.dropped}
 
     def cancel_all(self) -> None:
         with self._lock:

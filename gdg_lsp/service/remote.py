@@ -5,7 +5,10 @@
 engine is down, too slow, failing or refusing us, it says so once (a status
 for the editor, with a notice to show) and serves the configured fallback:
 ``local`` loads the local model (on first need) and completes with it;
-``none`` answers with no suggestion and the reason. While the engine is out,
+``none`` answers with no suggestion and the reason. The first connection to a
+URL in a session is announced first (log and window/showMessage: what will be
+sent where); settings the user did not consent to outside the workspace
+(``gdg_lsp.consent``) are refused before anything is sent. While the engine is out,
 requests go straight to the fallback; it is tried again after
 RETRY_AFTER_SECONDS, and its return is announced too.
 
@@ -63,6 +66,7 @@ class RemoteCompletionService:
         self._local_error: str | None = None
         self._down: str | None = None  # why the engine is not in use (None: it is)
         self._retry_at = 0.0
+        self._announced: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -100,6 +104,7 @@ class RemoteCompletionService:
     def _connect(self, initial: bool = False) -> bool:
         try:
             endpoint = remote.Endpoint.from_settings(self.settings.remote)
+            self._announce_first_use(endpoint.url)
             backend = self._connector(endpoint)
         except remote.RemoteError as err:
             self._mark_down(str(err), initial)
@@ -115,6 +120,16 @@ class RemoteCompletionService:
         notice = f"gdg-lsp: the remote engine is back ({message})" if was_down and not initial else None
         self._announce(Status("ready", message, notice, backend.model, "remote", notice_level="info"))
         return True
+
+    def _announce_first_use(self, url: str) -> None:
+        """Before the first byte goes to ``url`` in this session: say what will leave the machine."""
+        if url in self._announced:
+            return
+        self._announced.add(url)
+        message = (f"code around the cursor and the names in scope will be sent to the remote engine at {url} "
+                   f"(gdg.remote.url)")
+        log.warning("%s", message)
+        self._announce(Status("loading", f"connecting to {url}", "gdg-lsp: " + message, notice_level="info"))
 
     def _mark_down(self, why: str, initial: bool = False) -> None:
         first = self._down is None or initial

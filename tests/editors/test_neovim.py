@@ -110,7 +110,7 @@ def test_checkhealth_finds_the_server_and_reports_missing_ones(tmp_path):
     assert "ERROR" in report and "/nonexistent/gdg-lsp" in report and "server_path" in report, report
 
 
-def test_discovery_order_path_then_workspace_venv(tmp_path):
+def test_discovery_order_path_then_workspace_venv_only_when_trusted(tmp_path):
     venv_bin = tmp_path / "proj" / ".venv" / "bin"
     venv_bin.mkdir(parents=True)
     (venv_bin / "gdg-lsp").write_text("#!/bin/sh\n")
@@ -126,8 +126,9 @@ def test_discovery_order_path_then_workspace_venv(tmp_path):
     local root = {json.dumps(str(tmp_path / "proj"))}
     local res = {{}}
     vim.env.PATH = "/usr/bin:/bin"
-    res.venv = {{ config.discover(config.merge({{}}), root) }}
-    res.none = {{ config.discover(config.merge({{}}), {json.dumps(str(tmp_path))}) }}
+    res.untrusted = {{ config.discover(config.merge({{}}), root) }}
+    res.venv = {{ config.discover(config.merge({{ trust_workspace_venv = true }}), root) }}
+    res.none = {{ config.discover(config.merge({{ trust_workspace_venv = true }}), {json.dumps(str(tmp_path))}) }}
     vim.env.PATH = {json.dumps(str(on_path))} .. ":/usr/bin:/bin"
     res.path = {{ config.discover(config.merge({{}}), root) }}
     local opts = config.merge({{ inline = {{ keymaps = {{ accept = "<C-l>" }} }}, settings = {{ maxLines = 3 }} }})
@@ -144,6 +145,8 @@ def test_discovery_order_path_then_workspace_venv(tmp_path):
     proc = _run_lua(tmp_path, code)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(out.read_text())
+    # a workspace's own .venv/bin/gdg-lsp is never run unless the user's config trusts it
+    assert res["untrusted"][0] is None and "trust_workspace_venv" in res["untrusted"][1]
     assert res["venv"] == [str(venv_bin / "gdg-lsp"), "workspace venv"]
     assert res["none"][0] is None and "pip install gdg-lsp" in res["none"][1]
     assert res["path"] == [str(on_path / "gdg-lsp"), "PATH"]

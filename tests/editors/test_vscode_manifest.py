@@ -7,11 +7,13 @@ defaults declared in editors/vscode/package.json must be the server's.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Settings, from_json, to_json
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
+EXTENSION_SETTINGS = MANIFEST.parent / "src" / "settings.ts"
 CLIENT_ONLY = ("server.", "trace.")
 
 
@@ -38,6 +40,17 @@ def test_every_server_setting_is_contributed_with_the_server_default():
         assert server[key]["default"] == default, key
 
 
+def test_the_extension_sends_every_server_setting_it_declares():
+    # SERVER_KEYS in settings.ts is what the extension forwards; a key declared
+    # in package.json but missing there is shown to users and silently ignored.
+    source = EXTENSION_SETTINGS.read_text()
+    block = re.search(r"SERVER_KEYS = \[(.*?)\] as const", source, re.S)
+    assert block, "SERVER_KEYS not found in settings.ts"
+    sent = sorted(re.findall(r'"([^"]+)"', block.group(1)))
+    declared = sorted(k.removeprefix("gdg.") for k in _properties() if not k.removeprefix("gdg.").startswith(CLIENT_ONLY))
+    assert sent == declared
+
+
 def test_the_server_accepts_what_the_extension_sends_by_default():
     nested: dict = {}
     for key, spec in _properties().items():
@@ -59,3 +72,24 @@ def test_enums_match_the_server():
     assert tuple(props["gdg.constraint"]["enum"]) == CONSTRAINTS
     assert tuple(props["gdg.grammarEngine"]["enum"]) == GRAMMAR_ENGINES
     assert tuple(props["gdg.remote.dialect"]["enum"]) == REMOTE_DIALECTS
+
+
+CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
+           "gdg.p4.includePaths")
+"""What decides which program runs, whether and where code and a secret leave the machine, and
+which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths)."""
+
+
+def test_what_sends_code_away_or_runs_a_program_is_never_taken_from_a_workspace():
+    """VS Code reads machine- and application-scoped settings from user (or remote machine)
+    settings only: a folder's .vscode/settings.json cannot set them, trusted or not."""
+    props = _properties()
+    for key in CONSENT:
+        assert props[key].get("scope") in ("machine", "application"), key
+
+
+def test_untrusted_workspaces_do_not_start_the_server():
+    capabilities = json.loads(MANIFEST.read_text())["capabilities"]
+    untrusted = capabilities["untrustedWorkspaces"]
+    # the server may be the workspace's own .venv/bin/gdg-lsp: nothing of an untrusted folder runs
+    assert untrusted["supported"] is False and untrusted["description"]

@@ -1,56 +1,54 @@
-"""gdg-lsp --tcp HOST:PORT serves the same protocol over a socket."""
+"""gdg-lsp --tcp HOST:PORT serves the same protocol over a socket, one client after another."""
 
 from __future__ import annotations
 
-import json
-import socket
 import subprocess
 import sys
-import time
 
+from tests.lsp.tcp_client import TcpClient, start_server, stop
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _read_message(sock_file) -> dict:
-    length = 0
-    while True:
-        line = sock_file.readline()
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-        elif line in (b"\r\n", b""):
-            break
-    return json.loads(sock_file.read(length))
+OPEN = {"textDocument": {"uri": "file:///tcp/a.py", "languageId": "python", "version": 1, "text": "alpha = 1\n"}}
+HOVER = {"textDocument": {"uri": "file:///tcp/a.py"}, "position": {"line": 0, "character": 1}}
 
 
 def test_tcp_server_answers_initialize():
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "gdg_lsp", "--tcp", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start_server()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the TCP server did not start"
-                time.sleep(0.2)
-        with sock, sock.makefile("rb") as reader:
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                               "params": {"processId": None, "rootUri": None, "capabilities": {},
-                                          "initializationOptions": {"gdg": {"model": "/nonexistent"}}}}).encode()
-            sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            message = _read_message(reader)
-            while "id" not in message:
-                message = _read_message(reader)
-            assert message["id"] == 1 and "inlineCompletionProvider" in message["result"]["capabilities"]
+        client = TcpClient(port)
+        answer = client.initialize()
+        assert answer["id"] == 1 and "inlineCompletionProvider" in answer["result"]["capabilities"]
+        client.close()
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
+
+
+def test_each_client_gets_a_fresh_session_after_the_last_one_left():
+    proc, port = start_server()
+    try:
+        polite = TcpClient(port)
+        polite.initialize()
+        polite.notify("textDocument/didOpen", OPEN)
+        assert polite.request(2, "textDocument/hover", HOVER)["result"] is not None
+        assert polite.request(3, "shutdown") is not None
+        polite.notify("exit")
+        assert polite.closed()  # exit ends this client's session...
+        assert proc.poll() is None  # ...not the server
+
+        rude = TcpClient(port)
+        rude.initialize()
+        # the document of the client before is gone: a fresh session
+        assert rude.request(2, "textDocument/hover", HOVER)["result"] is None
+        rude.notify("textDocument/didOpen", OPEN)
+        rude.close()  # no shutdown, no exit: the connection just drops
+
+        after = TcpClient(port)
+        assert "result" in after.initialize()
+        after.notify("textDocument/didOpen", OPEN)
+        assert after.request(2, "textDocument/hover", HOVER)["result"] is not None
+        after.close()
+        assert proc.poll() is None
+    finally:
+        stop(proc)
 
 
 def test_bad_tcp_address_is_a_clear_error():

@@ -158,3 +158,25 @@ def test_type_name_scan_finds_declarations_and_type_parameters():
     code = ("header a_t { }\nstruct s_t { }\nenum bit<8> E { X = 1 }\nextern Reg<T, I> {\n}\n"
             "typedef bit<8> td_t;\nextern void f<O>(out O o);\nparser P(packet_in b);\n")
     assert {"a_t", "s_t", "E", "Reg", "T", "I", "td_t", "O", "P"} <= scan_type_names(code)
+
+
+def test_one_parser_serves_threads_at_once(p4_corpus):
+    """The Lark parser is built once and shared (no table cache on disk): parses on several
+    threads at once, each with its own type names, give what the same parses give one by one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    code = preprocess((INCLUDE / "v1model.p4").read_text()).code
+    items = [(i.start, i.end) for i in split_items(code, 0, len(code), top_level=True)][:60]
+    cases = [(start, end, frozenset(_library_types()) if n % 2 else frozenset()) for n, (start, end) in enumerate(items)]
+
+    def parse(case):
+        start, end, types = case
+        try:
+            return parse_text(code, start, end, "declaration", types).pretty()
+        except Exception as err:  # a failure must be the same failure
+            return f"failed: {err}"
+
+    alone = [parse(case) for case in cases]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(parse, cases)) == alone

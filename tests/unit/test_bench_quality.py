@@ -30,7 +30,7 @@ def test_percentile_picks_observed_values():
 
 
 def test_every_language_has_a_plugin():
-    assert set(plugins()) == {"python", "sql", "p4", "tilelang"}
+    assert set(plugins()) == {"python", "sql", "p4", "tilelang", "shell", "jq"}
 
 
 def test_stop_reasons_are_tallied_per_arm():

@@ -30,3 +30,38 @@ def test_a_symlink_is_judged_by_its_target(tmp_path):
     assert "outside" in boundary.why_not(workspace / "schema.sql")
     assert boundary.allows(workspace / "alias.sql")
     assert Boundary.of([workspace], [outside]).allows(workspace / "schema.sql")  # a configured folder
+
+
+def test_read_refuses_what_is_outside_too_large_or_not_a_file(tmp_path):
+    import pytest
+
+    from gdg_lsp.boundary import Refused, TooLarge
+
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (workspace / "ok.p4").write_text("x" * 10)
+    (outside / "secret.p4").write_text("secret")
+    os.symlink(outside / "secret.p4", workspace / "link.p4")
+    os.mkfifo(workspace / "fifo.p4")  # opening it for reading would block forever
+    boundary = Boundary.of([workspace])
+    assert boundary.read(workspace / "ok.p4", 10) == b"x" * 10
+    with pytest.raises(TooLarge, match="over the limit of 9 bytes"):
+        boundary.read(workspace / "ok.p4", 9)
+    with pytest.raises(Refused, match="leads to .*outside"):
+        boundary.read(workspace / "link.p4", 100)
+    with pytest.raises(Refused, match="not a regular file"):
+        boundary.read(workspace / "fifo.p4", 100)
+    assert "not a regular file" in boundary.refusal(workspace / "fifo.p4", 100)
+    assert boundary.refusal(workspace / "ok.p4", 10) is None
+    assert "over the limit" in boundary.refusal(workspace / "ok.p4", 9)
+
+
+def test_a_document_outside_the_workspace_brings_its_own_folder(tmp_path):
+    from gdg_lsp.boundary import workspace_folders
+
+    workspace = tmp_path / "ws"
+    assert workspace_folders(workspace / "a" / "main.p4", [workspace]) == [workspace]
+    assert workspace_folders(tmp_path / "elsewhere" / "x.p4", [workspace]) == [workspace, tmp_path / "elsewhere"]
+    assert workspace_folders(None, [workspace]) == [workspace]
+    assert workspace_folders(tmp_path / "x.py", []) == [tmp_path]

@@ -88,3 +88,13 @@ def test_python_manifest_loads_and_validates():
     assert frag.rungs == ("gamma", "base")
     assert {"name", "kw_return", "kw_loop_control"} <= set(frag.slots)
     assert frag.slots["kw_return"].optional and not frag.slots["name"].optional
+
+
+def test_an_identifier_slot_may_exclude_the_words_the_hole_lists(byte_cache):
+    """`exclude = "$key"`: the shell's open command names are none of the known tools."""
+    rules = ebnf.parse('root ::= %name% " x\\n"')
+    spec = {"all": {"identifier": {"first": "a-z", "rest": "a-z", "exclude": "$taken"}}}
+    fragment = fragments.Fragment("t", "f", "Stmt", ("gamma",), rules, {"name": fragments.SlotSpec("name", spec)})
+    grammar = byte_cache.get(fragments.instantiate(fragment, "gamma", Gamma(), {"taken": ["git", "make"]}).text)
+    assert full_match(grammar, "gi x\n") and full_match(grammar, "gitx x\n") and full_match(grammar, "ls x\n")
+    assert not accepts(grammar, "git x") and not accepts(grammar, "make x")

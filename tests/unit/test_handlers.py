@@ -70,3 +70,50 @@ def test_async_handlers_are_wrapped_and_cancellation_propagates():
 
     asyncio.run(main())
     assert timings_payload()["test async"]["n"] == 2
+
+
+def test_background_handlers_run_on_a_snapshot_off_the_loop_and_drop_moved_results():
+    import threading
+
+    from lsprotocol import types
+
+    from gdg_lsp.documents import DocumentStore
+    from gdg_lsp.server.scheduler import Scheduler
+
+    ls = _Server()
+    ls.session.documents = DocumentStore()
+    ls.session.scheduler = Scheduler()
+    doc = ls.session.documents.open("file:///a.py", "python", 1, "x = 1\n")
+    gate = threading.Event()
+    seen = []
+
+    @handles("test background", empty=lambda: "empty", background=True, moved=lambda: "moved")
+    def analyse(ls, params, snapshot):
+        seen.append((threading.get_ident(), snapshot.text))
+        assert gate.wait(10)
+        if snapshot.text == "boom":
+            raise RuntimeError("analyzer bug")
+        return snapshot.text
+
+    def params(uri="file:///a.py"):
+        return types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 0))
+
+    async def main():
+        gate.set()
+        assert await analyse(ls, params()) == "x = 1\n"
+        assert await analyse(ls, params("file:///closed.py")) == "empty"
+        gate.clear()
+        task = asyncio.ensure_future(analyse(ls, params()))
+        while not seen[1:]:
+            await asyncio.sleep(0.01)
+        doc.apply_changes([(None, "y = 2\n")], 2)  # an edit arrives while it analyses
+        gate.set()
+        assert await task == "moved"
+        doc.apply_changes([(None, "boom")], 3)
+        assert await analyse(ls, params()) == "empty"
+
+    asyncio.run(main())
+    assert all(thread != threading.get_ident() for thread, _ in seen)
+    assert [text for _, text in seen] == ["x = 1\n", "x = 1\n", "boom"]
+    assert any("test background failed: RuntimeError" in m for m in ls.session.shown)
+    ls.session.scheduler.shutdown()

@@ -18,7 +18,7 @@ import { serverExecutable } from "./serverCommand";
 import { needsRestart, serverSettings } from "./settings";
 import { ClientPhase, formatExplain, formatStatus, ModelStatus, SuggestionInfo } from "./status";
 
-export const LANGUAGES = ["python", "sql", "p4", "tilelang"];
+export const LANGUAGES = ["python", "sql", "p4", "tilelang", "shellscript", "jq"];
 
 function isExecutable(file: string): boolean {
   try {

@@ -7,7 +7,9 @@ match kind, ``error.X`` and ``Type.member``. A path's members are then
 followed through the types (``hdr.ipv4.ttl``: ``hdr`` is a ``headers``, which
 has ``ipv4``, an ``ipv4_t``, which has ``ttl``); a member the type does not
 have is reported. A path through a type the analysis cannot see (a type
-parameter, an unresolved include) is not judged.
+parameter, an unresolved include) is not judged. An ``#include`` whose file was
+not read (outside the workspace and the configured folders, or too large) is
+reported on its line.
 """
 
 from __future__ import annotations
@@ -106,6 +108,9 @@ def check(analysis: Analysis, types: TypeTable) -> list[Finding]:
             findings.append(finding)
     for start, end, message in analysis.program.errors:
         findings.append(Finding(start, min(end, start + 200), f"cannot parse this: {message}", "syntax-error", "error"))
+    for include, found in analysis.includes:
+        for why in found.refusals() if found is not None else ():
+            findings.append(Finding(include.start, include.end, why, "include-not-read", "warning"))
     return findings
 
 

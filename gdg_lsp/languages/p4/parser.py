@@ -21,9 +21,7 @@ in, together with the type names of included files.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -144,30 +142,32 @@ class TypeNames(PostLex):
         return False
 
 
-# -- the Lark parser (one per thread: the post-lexer holds per-parse state) --------------
+# -- the Lark parser (one per process, shared by every thread) ----------------------------
+#
+# Building the LALR tables takes about 0.4 s, once per process. Lark can cache
+# them in a file, but its cache is a pickle that it loads before checking
+# anything: a file planted at the cache's path runs code in the server (the
+# cache used to live at a fixed name in the shared temp folder). So there is no
+# cache at all. The parser is shared: a parse keeps its state in locals (Lark's
+# LALR parser and basic lexer make a new state per call) and the post-lexer's
+# ``types`` are per thread.
 
-_local = threading.local()
+_shared: tuple[Lark, TypeNames] | None = None
+_build_lock = threading.Lock()
 
 
 def _lark() -> tuple[Lark, TypeNames]:
-    found = getattr(_local, "lark", None)
-    if found is None:
-        postlex = TypeNames()
-        lark = Lark(
-            GRAMMAR, parser="lalr", lexer="basic", start=list(START_RULES), postlex=postlex,
-            propagate_positions=True, maybe_placeholders=False,
-            cache=_cache_file(),
-        )
-        found = _local.lark = (lark, postlex)
-    return found
-
-
-def _cache_file() -> str | bool:
-    digest = hashlib.sha256(GRAMMAR.encode()).hexdigest()[:16]
-    try:
-        return f"{tempfile.gettempdir()}/gdg-lsp-p4-lark-{digest}.cache"
-    except Exception:  # no temp dir: build the tables every time
-        return False
+    global _shared
+    if _shared is None:
+        with _build_lock:
+            if _shared is None:
+                postlex = TypeNames()
+                lark = Lark(
+                    GRAMMAR, parser="lalr", lexer="basic", start=list(START_RULES), postlex=postlex,
+                    propagate_positions=True, maybe_placeholders=False, cache=False,
+                )
+                _shared = (lark, postlex)
+    return _shared
 
 
 class ParseFailure(Exception):

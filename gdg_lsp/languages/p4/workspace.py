@@ -12,6 +12,13 @@ for both forms, the ``gdg.p4.includePaths`` setting, the workspace folders
 locations. A ``core.p4`` or ``v1model.p4`` found nowhere is replaced by the
 project's facts about it (``p4_library``); any other missing include is
 reported and contributes nothing.
+
+The first file found is the one included (as the compiler would), and it is read
+only when its real path lies inside the workspace folders, the configured include
+paths or p4c's install folders (``gdg_lsp.boundary``; a document outside every
+workspace folder brings its own folder) and it holds at most
+``MAX_INCLUDE_BYTES``. Otherwise nothing of it is read and the ``#include`` line
+gets a diagnostic saying why (``check.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
+from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.p4 import library as p4_library
@@ -42,6 +51,10 @@ P4C_INCLUDE_DIRS = (
 """Where p4c installs its include files (package managers, make install, pip, local)."""
 
 MAX_INCLUDE_DEPTH = 16
+MAX_INCLUDE_BYTES = 1 << 20
+"""Included files larger than this (1 MiB) are not read. The largest real ones (p4c's
+``tna.p4``, ``psa.p4``, ``v1model.p4``) are tens of KiB; analysing 1 MiB of declarations
+takes seconds and hundreds of MB, 8 MiB took minutes and 2 GB."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,17 @@ class IncludePaths:
             root = Path(root)
             roots += [root, root / "include", root / "p4include"]
         return cls(configured, tuple(roots), tuple(Path(p) for p in P4C_INCLUDE_DIRS))
+
+    @cached_property
+    def boundary(self) -> Boundary:
+        """Where included files may be read from: every folder searched (the workspace
+        folders hold their ``include`` subfolders)."""
+        return Boundary.of(self.configured, self.roots, self.system)
+
+    def for_document(self, including: Path | None) -> IncludePaths:
+        """A document outside every workspace folder brings its own folder (``workspace_folders``)."""
+        roots = tuple(workspace_folders(including, self.roots))
+        return self if roots == self.roots else replace(self, roots=roots)
 
     def resolve(self, include: Include, including: Path | None) -> Path | None:
         target = include.target
@@ -95,6 +119,16 @@ class IncludedFile:
     nested: list[IncludedFile] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     from_facts: bool = False
+    refused: str | None = None
+    """Why the file found for this include was not read (outside the boundary, too large)."""
+
+    def refusals(self) -> Iterable[str]:
+        """Why this file or a file it includes was not read."""
+        if self.refused:
+            yield self.refused
+        for nested in self.nested:
+            for why in nested.refusals():
+                yield f"in {self.name}: {why}"
 
     def all_syms(self) -> Iterable[Sym]:
         for nested in self.nested:
@@ -191,7 +225,11 @@ def analyse_include(
         if resolved in stack or len(stack) >= MAX_INCLUDE_DEPTH:
             return IncludedFile(name, path, [], set(), {}, problems=[f"{name} includes itself (ignored)"])
         stat = resolved.stat()
-        text = resolved.read_text(encoding="utf-8", errors="replace")
+        text = paths.boundary.read(path, MAX_INCLUDE_BYTES).decode("utf-8", errors="replace")
+    except Refused as err:
+        found = _library(name, macros) or IncludedFile(name, None, [], set(), {})
+        found.refused = f"#include {include.target!r}: {err}"
+        return found
     except OSError as err:
         found = _library(name, macros)
         if found is not None:
@@ -249,6 +287,7 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
     if (hit := _documents.get(key)) is not None:
         return hit
     including = uri_to_path(uri)
+    paths = paths.for_document(including)
     includes: list[tuple[Include, IncludedFile | None]] = []
 
     def on_include(include: Include, macros: Mapping[str, Define]) -> Mapping[str, Define] | None:

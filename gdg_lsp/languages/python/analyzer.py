@@ -33,7 +33,7 @@ from gdg_lsp.languages.base import (
 )
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import scopes
-from gdg_lsp.languages.python.imports import star_names
+from gdg_lsp.languages.python.imports import star_names, unread_reason
 from gdg_lsp.languages.suggest import closest
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
@@ -608,6 +608,19 @@ class PythonAnalyzer(Analyzer):
                 data["replacement"] = fix
                 message += f"; did you mean {fix}?"
             findings.append(Finding(start, start + len(ref.name), message, "undefined-name", "warning", data))
+        return findings + self._unread_star_sources(tree, snapshot.uri, workspace)
+
+    @staticmethod
+    def _unread_star_sources(tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> list[Finding]:
+        """A star import whose source was found but not read (outside the workspace, too large)."""
+        findings = []
+        for name, level, end in tree.module.star_imports:
+            why = unread_reason(name, level, uri_to_path(uri), workspace.roots)
+            if why is not None:
+                line = tree.source[tree.source.rfind(b"\n", 0, end) + 1 : end].decode("utf-8", "replace")
+                stop = len(tree.source[:end].decode("utf-8", "replace"))
+                start = stop - len(line)
+                findings.append(Finding(start, stop, f"from {'.' * level}{name} import *: {why}", "import-not-read"))
         return findings
 
     # -- the executor's questions ------------------------------------------------

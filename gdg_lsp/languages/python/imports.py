@@ -10,6 +10,11 @@ One exception, because they have no source: extension modules of the Python
 standard library itself (``_ast``, ``_heapq``, ...; built into the interpreter
 or in its ``lib-dynload`` folder) are imported to list their names. They are
 part of the interpreter, never of the workspace.
+
+A source is read only when its real path lies inside the workspace folders (a
+document outside them brings its own folder) or the server's own import path, and when it holds at
+most ``MAX_SOURCE_BYTES`` (``gdg_lsp.boundary``); otherwise its names are unknown and
+``unread_reason`` says why (the analyzer reports it on the import).
 """
 
 from __future__ import annotations
@@ -23,6 +28,12 @@ import sys
 import sysconfig
 from functools import lru_cache
 from pathlib import Path
+
+from gdg_lsp.boundary import Boundary, Refused, workspace_folders
+
+MAX_SOURCE_BYTES = 2 << 20
+"""Star-import sources larger than this (2 MiB) are not read: the standard library's
+largest module is under 1 MiB, and parsing one costs about a second per MiB."""
 
 
 def _module_file(module: str, bases: list[Path]) -> Path | None:
@@ -56,10 +67,10 @@ def _stdlib_extension_spec(module: str):
 
 
 @lru_cache(maxsize=256)
-def _names_from_source(path: str, mtime_ns: int) -> tuple[str, ...] | None:
+def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[str, ...] | None:
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(boundary.read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
+    except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     exported: list[str] | None = None
     public: list[str] = []
@@ -120,24 +131,44 @@ def _stdlib_extension_names(module: str) -> tuple[str, ...] | None:
     return tuple(str(n) for n in names)
 
 
-def star_names(module: str, level: int, document: Path | None, roots: list[Path]) -> tuple[str, ...] | None:
-    """Names ``from <level dots><module> import *`` binds, or None when they cannot be read."""
+def _source(module: str, level: int, document: Path | None, roots: list[Path]) -> Path | None:
+    """The file ``from <level dots><module> import *`` reads (None: none found, or a
+    standard-library extension module)."""
     if level:
         if document is None:
             return None
         base = document.parent
         for _ in range(level - 1):
             base = base.parent
-        path = _module_file(module, [base])
-    else:
-        search = [*roots, *(Path(p) for p in sys.path if p and os.path.isdir(p))]
-        path = _module_file(module, search)
-        if path is None:
-            return _stdlib_extension_names(module)
+        return _module_file(module, [base])
+    return _module_file(module, [*roots, *_import_path()])
+
+
+def _import_path() -> list[Path]:
+    """The server interpreter's import path, less the folder it was started in (an
+    editor may start it anywhere, the home folder included)."""
+    here = os.getcwd()
+    return [Path(p) for p in sys.path if p and p != here and os.path.isdir(p)]
+
+
+def _boundary(document: Path | None, roots: list[Path]) -> Boundary:
+    return Boundary.of(workspace_folders(document, roots), _import_path())
+
+
+def star_names(module: str, level: int, document: Path | None, roots: list[Path]) -> tuple[str, ...] | None:
+    """Names ``from <level dots><module> import *`` binds, or None when they cannot be read."""
+    path = _source(module, level, document, roots)
     if path is None:
-        return None
+        return None if level else _stdlib_extension_names(module)
     try:
         mtime = path.stat().st_mtime_ns
     except OSError:
         return None
-    return _names_from_source(str(path), mtime)
+    return _names_from_source(str(path), mtime, _boundary(document, roots))
+
+
+def unread_reason(module: str, level: int, document: Path | None, roots: list[Path]) -> str | None:
+    """Why the source of a star import was found but is not read (outside the allowed
+    folders, too large, not a regular file), or None."""
+    path = _source(module, level, document, roots)
+    return None if path is None else _boundary(document, roots).refusal(path, MAX_SOURCE_BYTES)

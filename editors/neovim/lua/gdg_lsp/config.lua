@@ -10,18 +10,23 @@ M.name = "gdg_lsp"
 M.defaults = {
   -- The command that starts the server. nil: discover it (see M.discover).
   cmd = nil,
-  -- Path of the gdg-lsp executable; tried before PATH and the workspace venv.
+  -- Path of the gdg-lsp executable; tried before PATH.
   server_path = nil,
+  -- Also look for the server in the project's .venv/venv. Off by default: a
+  -- cloned repository could ship its own `.venv/bin/gdg-lsp`, and the plugin
+  -- would run it on opening a file. Turn it on in your own config only.
+  trust_workspace_venv = false,
   -- Extra arguments after `--stdio` (e.g. { "--log-level", "DEBUG" }).
   args = {},
   -- Where the server writes its log (`:GdgLog` opens it). false: no log file.
   log_file = nil, -- default: stdpath("log") .. "/gdg-lsp.log"
-  filetypes = { "python", "sql", "p4", "tilelang" },
+  filetypes = { "python", "sql", "p4", "tilelang", "sh", "bash", "jq" },
   root_markers = { "pyproject.toml", "setup.cfg", ".git" },
   -- The server's `gdg` settings (camelCase, as in VS Code): model, device,
   -- constraint, maxTokens, timeoutMs, maxLines, contextTokens, diagnostics,
   -- inline, sql = { connections = {...} }, p4 = { includePaths = {...} },
-  -- tilelang = { version = "..." }. Unset keys keep the server's defaults.
+  -- tilelang = { version = "..." }, shell = { tools = {...} },
+  -- jq = { inputs = { { filter = "*.jq", input = "data.json" } } }. Unset keys keep the server's defaults.
   settings = {},
   inline = {
     enabled = true,
@@ -94,9 +99,9 @@ local function venv_candidates(root)
   return out
 end
 
---- Find the gdg-lsp executable: server_path, then PATH, then the workspace's
---- .venv/venv. Returns path, how it was found; or nil and a message that says
---- how to fix it.
+--- Find the gdg-lsp executable: server_path, then PATH, then (only with
+--- trust_workspace_venv) the workspace's .venv/venv. Returns path, how it was
+--- found; or nil and a message that says how to fix it.
 function M.discover(opts, root)
   opts = opts or M.defaults
   local tried = {}
@@ -106,7 +111,7 @@ function M.discover(opts, root)
       return path, "server_path"
     end
     return nil,
-      ("gdg-lsp: server_path %q is not an executable file. Fix the path in require('gdg_lsp').setup{ server_path = ... }, or remove it to search PATH and the workspace venv."):format(
+      ("gdg-lsp: server_path %q is not an executable file. Fix the path in require('gdg_lsp').setup{ server_path = ... }, or remove it to search PATH."):format(
         path
       )
   end
@@ -115,15 +120,17 @@ function M.discover(opts, root)
     return on_path, "PATH"
   end
   table.insert(tried, "PATH")
-  root = root or vim.fn.getcwd()
-  for _, candidate in ipairs(venv_candidates(root)) do
-    if executable(candidate) then
-      return candidate, "workspace venv"
+  if opts.trust_workspace_venv then
+    root = root or vim.fn.getcwd()
+    for _, candidate in ipairs(venv_candidates(root)) do
+      if executable(candidate) then
+        return candidate, "workspace venv"
+      end
+      table.insert(tried, candidate)
     end
-    table.insert(tried, candidate)
   end
   return nil,
-    ("gdg-lsp was not found (looked in %s). Install it with `pip install gdg-lsp` (into a venv on PATH or the workspace's .venv), or point the plugin at it: require('gdg_lsp').setup{ server_path = '/path/to/gdg-lsp' }."):format(
+    ("gdg-lsp was not found (looked in %s). Install it with `pip install gdg-lsp` into a venv on PATH, or point the plugin at it: require('gdg_lsp').setup{ server_path = '/path/to/gdg-lsp' } (or trust_workspace_venv = true to use the project's .venv)."):format(
       table.concat(tried, ", ")
     )
 end
@@ -154,7 +161,7 @@ function M.log_path()
 end
 
 -- the settings that are objects, not lists, even when empty
-local OBJECT_KEYS = { "sql", "p4", "tilelang" }
+local OBJECT_KEYS = { "sql", "p4", "tilelang", "shell", "jq" }
 
 --- What the server receives as initializationOptions and as the `gdg`
 --- configuration section. An empty Lua table would be sent as a JSON list,

@@ -43,11 +43,11 @@ function M.lsp_config(opts, cmd)
 end
 
 local function ensure_filetypes()
-  -- Neovim knows neither P4 nor TileLang. TileLang kernels are Python files
+  -- Neovim knows neither P4 nor TileLang (nor, before 0.10, jq). TileLang kernels are Python files
   -- (the server recognises them by their `import tilelang`); `*.tilelang.py`
   -- opts in to the tilelang filetype explicitly.
   vim.filetype.add({
-    extension = { p4 = "p4" },
+    extension = { p4 = "p4", jq = "jq" },
     pattern = { [".*%.tilelang%.py"] = "tilelang" },
   })
   pcall(vim.treesitter.language.register, "python", "tilelang")

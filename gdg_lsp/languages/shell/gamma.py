@@ -1,0 +1,259 @@
+"""Γ for a shell script: the state of the tools it runs, as bindings.
+
+Sources, each read by its own module and cached on what it was read from:
+
+| sort | from |
+|---|---|
+| Branch, Tag, RemoteBranch, PseudoRef, Remote, Worktree | the repository holding the script (``git_state``) |
+| MakeTarget | the nearest Makefile and its includes (``make_targets``) |
+| NpmScript, JustRecipe, Task | the nearest package.json, justfile, Taskfile (``package_scripts``) |
+| Subcommand, Option | the tools of ``gdg.shell.tools`` describing themselves (``tool_help``) |
+| Source | one binding per source that was read (so a known source with no names closes its positions) |
+
+Binding names are qualified so that a branch and a script of one name do not
+collide (``refs/heads/main``, ``npm:build``, ``git checkout --quiet``); the
+word written on a command line is the attr ``word``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gdg_lsp.boundary import Boundary
+from gdg_lsp.caches import BoundedCache
+from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
+from gdg_lsp.languages.shell import git_state, make_targets, package_scripts
+from gdg_lsp.languages.shell.roles import ROLES
+from gdg_lsp.languages.shell.tool_help import TOOL_HELP, Surface, ToolHelp
+from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
+
+_REF_SORT = {"branch": "Branch", "tag": "Tag", "remote-branch": "RemoteBranch", "pseudo": "PseudoRef",
+             "remote": "Remote", "worktree": "Worktree"}
+_REF_PREFIX = {"branch": "refs/heads/", "tag": "refs/tags/", "remote-branch": "refs/remotes/", "pseudo": "",
+               "remote": "remote.", "worktree": "worktree:"}
+_SCRIPT_SORT = {"npm": "NpmScript", "just": "JustRecipe", "task": "Task"}
+MAX_USED_SUBCOMMANDS = 16
+"""Subcommands of one tool a script uses whose own help is asked (the first in name order)."""
+DISCOVERY_TTL_S = 2.0
+"""How long the files found for a folder are trusted before they are searched for again
+(a new package.json is noticed within this; a changed one at once, by its mtime)."""
+
+
+def _uri(path: str | os.PathLike[str]) -> str:
+    return Path(path).absolute().as_uri()
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a script runs, for the sources: its folder and the readable boundary."""
+
+    folder: Path | None
+    boundary: Boundary
+
+
+class Sources:
+    """Reads and caches each source on what it was read from."""
+
+    def __init__(self, tool_help: ToolHelp = TOOL_HELP) -> None:
+        self.tool_help = tool_help
+        self._git: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.git-state", 8)
+        self._files: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.workspace-files", 16)
+        self._frames: BoundedCache[tuple, Frame] = BoundedCache("shell.frames", 8)
+        self._tool_bindings: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.tool-bindings", 32)
+        # which files a folder's sources are (found walking up): trusted for DISCOVERY_TTL_S
+        self._found: BoundedCache[tuple, tuple[float, dict[str, Path | None]]] = BoundedCache("shell.discovery", 16)
+
+    def _discover(self, place: Place) -> dict[str, Path | None]:
+        """The git folder, Makefile, package.json, justfile and Taskfile a script in
+        ``place`` runs with (each search walks up to the workspace folder)."""
+        key = (place.folder, place.boundary.folders)
+        now = time.monotonic()
+        hit = self._found.get(key)
+        if hit is not None and now < hit[0]:
+            return hit[1]
+        assert place.folder is not None
+        found = {
+            "git": git_state.find_git_dir(place.folder, place.boundary),
+            "make": _nearest_makefile(place),
+            "npm": package_scripts.nearest(place.folder, ("package.json",), place.boundary),
+            "just": package_scripts.nearest(place.folder, package_scripts.JUSTFILE_NAMES, place.boundary),
+            "task": package_scripts.nearest(place.folder, package_scripts.TASKFILE_NAMES, place.boundary),
+        }
+        self._found.put(key, (now + DISCOVERY_TTL_S, found))
+        return found
+
+    # -- the repository -----------------------------------------------------------------
+
+    def git(self, place: Place) -> tuple[tuple, list[Binding]]:
+        if place.folder is None:
+            return (), []
+        git_dir = self._discover(place)["git"]
+        if git_dir is None:
+            return (), []
+        key = ("git", str(git_dir), git_state.signature(git_dir))
+
+        def make() -> list[Binding]:
+            state = git_state.read_state(git_dir, place.boundary)
+            found = [Binding(f"source:git:{git_dir}", "Source", {"kind": "git", "path": str(git_dir), "completion": False},
+                             Origin(_uri(git_dir), 0, 0, f"the repository {git_dir}"))]
+            for ref in state.refs:
+                if ref.kind == "alias":  # git runs it as a subcommand: a name, never run here
+                    found.append(Binding(f"git {ref.name}", "Subcommand", {"word": ref.name, "tool": "git", "alias": True},
+                                         Origin(_uri(ref.file), ref.line, 0, f"alias {ref.name} ({_short(ref.file, git_dir)})")))
+                    continue
+                attrs = {"word": ref.name, "current": ref.current}
+                if ref.kind == "remote-branch":
+                    attrs |= {"remote": ref.remote, "branch": ref.name[len(ref.remote) + 1:]}
+                found.append(Binding(_REF_PREFIX[ref.kind] + ref.name, _REF_SORT[ref.kind], attrs,
+                                     Origin(_uri(ref.file), ref.line, 0, f"{ref.kind} {ref.name} ({_short(ref.file, git_dir)})")))
+            return found
+
+        return key, self._git.get_or_make(key, make)
+
+    # -- files of the project -----------------------------------------------------------------
+
+    def makefile(self, place: Place) -> tuple[tuple, list[Binding]]:
+        if place.folder is None:
+            return (), []
+        makefile = self._discover(place)["make"]
+        if makefile is None:
+            return (), []
+        key = ("make", str(makefile), _stamp(makefile))
+
+        def make() -> list[Binding]:
+            found = [Binding(f"source:make:{makefile}", "Source", {"kind": "make", "path": str(makefile), "completion": False},
+                             Origin(_uri(makefile), 0, 0, f"the Makefile {makefile.name}"))]
+            for target in make_targets.read_targets(makefile, place.boundary):
+                found.append(Binding(f"make:{target.name}", "MakeTarget", {"word": target.name, "file": target.file},
+                                     Origin(_uri(target.file), target.line, 0,
+                                            f"{Path(target.file).name}:{target.line + 1}")))
+            return found
+
+        return key, self._files.get_or_make(key, make)
+
+    def scripts(self, place: Place) -> tuple[tuple, list[Binding]]:
+        if place.folder is None:
+            return (), []
+        readers = (("npm", package_scripts.npm_scripts), ("just", package_scripts.just_recipes),
+                   ("task", package_scripts.taskfile_tasks))
+        discovered = self._discover(place)
+        keys: list[tuple] = []
+        found: list[Binding] = []
+        for runner, read in readers:
+            path = discovered[runner]
+            if path is None:
+                continue
+            key = (runner, str(path), _stamp(path))
+
+            def make(path: Path = path, runner: str = runner, read=read) -> list[Binding]:
+                bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path), "completion": False},
+                                    Origin(_uri(path), 0, 0, path.name))]
+                for script in read(path):
+                    attrs = {"word": script.name, "command": script.command} if script.command else {"word": script.name}
+                    bindings.append(Binding(f"{runner}:{script.name}", _SCRIPT_SORT[runner], attrs,
+                                            Origin(_uri(script.file), script.line, 0,
+                                                   f"{Path(script.file).name}:{script.line + 1}")))
+                return bindings
+
+            keys.append(key)
+            found.extend(self._files.get_or_make(key, make))
+        return tuple(keys), found
+
+    # -- tools describing themselves ---------------------------------------------------------------
+
+    def tools(self, tools: Sequence[str], used: dict[str, set[str]], place: Place,
+              path_env: str | None = None) -> tuple[tuple, list[Binding]]:
+        """Bindings of every tool and of the subcommands that have roles or that the
+        document uses (each subcommand's help is asked once, then cached)."""
+        found: list[Binding] = []
+        keys: list[tuple] = []
+        for tool in tools:
+            surface = self.tool_help.surface(tool, place.boundary, path_env)
+            if surface is None:
+                keys.append((tool, None))
+                continue
+            subs = self._wanted_subs(tool, surface, used.get(tool, set()))
+            described = [s for sub in subs if (s := self.tool_help.subcommand(tool, sub, place.boundary, path_env))]
+            key = (tool, id(surface), tuple(id(s) for s in described))
+            keys.append(key)
+            found.extend(self._tool_bindings.get_or_make(key, lambda: _surface_bindings(surface, described)))
+        return tuple(keys), found
+
+    @staticmethod
+    def _wanted_subs(tool: str, surface: Surface, used: Iterable[str]) -> list[str]:
+        wanted = [r.sub for r in ROLES if r.tool == tool and r.sub]
+        wanted += sorted(used)[:MAX_USED_SUBCOMMANDS]
+        return [s for s in dict.fromkeys(wanted) if s in surface.subcommands]
+
+    # -- Γ ----------------------------------------------------------------------------------------
+
+    def gamma(self, place: Place, tools: Sequence[str] = DEFAULT_SHELL_TOOLS, used: dict[str, set[str]] | None = None,
+              path_env: str | None = None, extra: Iterable[Binding] = ()) -> Gamma:
+        parts = [self.git(place), self.makefile(place), self.scripts(place),
+                 self.tools(tools, used or {}, place, path_env)]
+        extra = tuple(extra)
+        key = (tuple(k for k, _ in parts), tuple(b.name for b in extra))
+
+        def make() -> Frame:
+            return Frame("tools", [b for _, bindings in parts for b in bindings] + list(extra))
+
+        return Gamma(self._frames.get_or_make(key, make))
+
+
+def _surface_bindings(surface: Surface, subs: Sequence[Surface]) -> list[Binding]:
+    tool = surface.tool
+    origin = Origin(None, 0, 0, f"`{surface.source}` ({surface.version or 'version unknown'})")
+    found = [Binding(f"source:tool:{tool}", "Source", {"kind": f"tool:{tool}", "word": tool, "path": surface.path,
+                                                       "version": surface.version, "completion": False}, origin)]
+    for sub in surface.subcommands:
+        found.append(Binding(f"{tool} {sub}", "Subcommand", {"word": sub, "tool": tool}, origin))
+    for option in surface.options:
+        found.append(Binding(f"{tool} {option.name}", "Option",
+                             {"word": option.name, "tool": tool, "sub": "", "value": _value(option)}, origin))
+    for described in subs:
+        sub = described.source.split()[1]
+        sub_origin = Origin(None, 0, 0, f"`{described.source}` ({described.version or 'version unknown'})")
+        found.append(Binding(f"source:tool:{tool} {sub}", "Source", {"kind": f"tool:{tool} {sub}", "word": sub, "completion": False},
+                             sub_origin))
+        for option in described.options:
+            found.append(Binding(f"{tool} {sub} {option.name}", "Option",
+                                 {"word": option.name, "tool": tool, "sub": sub, "value": _value(option)}, sub_origin))
+    return found
+
+
+def _value(option) -> str:
+    return "required" if option.takes_value else ("optional" if option.optional_value else "none")
+
+
+def _short(file: str, git_dir: Path) -> str:
+    try:
+        return ".git/" + Path(file).relative_to(git_dir).as_posix()
+    except ValueError:
+        return file
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+        return stat.st_mtime_ns, stat.st_size
+    except OSError:
+        return 0, 0
+
+
+def _nearest_makefile(place: Place) -> Path | None:
+    current = place.folder
+    while current is not None and place.boundary.allows(current):
+        found = make_targets.find_makefile(current, place.boundary)
+        if found is not None:
+            return found
+        if current.parent == current:
+            break
+        current = current.parent
+    return None
+
+
+SOURCES = Sources()

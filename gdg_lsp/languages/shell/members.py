@@ -1,0 +1,112 @@
+"""The members of the grammar's "tool" family: what may follow each known tool.
+
+Each member is a mapping of slot name to a list of words (``[""]`` switches a
+derivation on, ``[]`` off); grammars/shell/command.ebnf says what each slot
+does. Members are computed from Γ only (``Gamma.names``/``bindings``), so the
+grammar's candidates are exactly Γ's names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gdg_lsp.gamma import Gamma
+from gdg_lsp.languages.shell.roles import REVISION_KINDS, ROLES, Role, kind_is_known, names_of_kind
+
+ON: list[str] = [""]
+OFF: list[str] = []
+
+
+def _options(gamma: Gamma, tool: str, sub: str, excluded: Sequence[str] = ()) -> dict[str, list[str]] | None:
+    """The option slots of ``tool sub`` (``sub`` "" for the tool's own), or None when unknown."""
+    if f"source:tool:{tool}" + (f" {sub}" if sub else "") not in gamma:
+        return None
+    flags, valued, optval = [], [], []
+    for b in gamma.bindings("Option", tool=tool, sub=sub):
+        word = b.attrs["word"]
+        if word in excluded:
+            continue
+        {"required": valued, "optional": optval}.get(b.attrs["value"], flags).append(word)
+    shorts = [w for w in flags if len(w) == 2 and w[0] == "-" and w[1] != "-"]
+    return {"flag": sorted(flags), "valued": sorted(valued), "optval": sorted(optval), "shortf": sorted(shorts),
+            "letters": sorted({w[1] for w in shorts})}
+
+
+def _option_slots(prefix: str, options: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    if options is None:
+        return {f"t_{prefix}oopen": ON}
+    slots = {f"t_{prefix}{key}": value for key, value in options.items()}
+    if prefix:  # before a subcommand only whole options, no bundles
+        slots.pop("t_gshortf", None)
+        slots.pop("t_gletters", None)
+    return slots
+
+
+def _positional(slot: str, kind: str | None, gamma: Gamma) -> dict[str, list[str]]:
+    if kind == "none":
+        return {}
+    if kind is None or not kind_is_known(kind, gamma):
+        return {f"t_{slot}_open": ON}
+    names = names_of_kind(kind, gamma) or []
+    return {f"t_{slot}": names, f"t_{slot}_rev": ON if kind in REVISION_KINDS else OFF}
+
+
+def _member(tool: str, **slots: list[str]) -> dict[str, Any]:
+    return {"t_tool": [tool], **slots}
+
+
+def members(gamma: Gamma, tools: Sequence[str]) -> list[dict[str, Any]]:
+    """One member per tool (its own options and positionals), one per subcommand
+    with a role or known options, and one for the rest of the tool's subcommands."""
+    found: list[dict[str, Any]] = []
+    for tool in tools:
+        known = f"source:tool:{tool}" in gamma
+        subcommands = [b.attrs["word"] for b in gamma.bindings("Subcommand", tool=tool)]
+        roles = [r for r in ROLES if r.tool == tool]
+        bare_role = next((r for r in roles if r.sub is None), None)
+        top = _options(gamma, tool, "")
+        bare: dict[str, Any] = {"t_bare": ON, **_option_slots("", top)}
+        if bare_role is not None:
+            bare |= _positional("first", bare_role.first, gamma) | _positional("more", bare_role.more, gamma)
+        elif not subcommands and not [r for r in roles if r.sub]:
+            bare |= {"t_first_open": ON, "t_more_open": ON}  # unknown tool, or one without subcommands
+        if tool == "make":
+            bare["t_assign"] = ON
+        found.append(_member(tool, **bare))
+        sub_roles = [r for r in roles if r.sub and (not known or r.sub in subcommands)]
+        given = set()
+        for role in sub_roles:
+            found.append(_sub_member(gamma, tool, role, top, roles))
+            given.add(role.sub)
+        described = [b.attrs["word"] for b in gamma.bindings("Source") if b.attrs.get("kind", "").startswith(f"tool:{tool} ")]
+        for sub in described:
+            if sub not in given:
+                found.append(_sub_member(gamma, tool, Role(tool, sub, None, None), top, roles))
+                given.add(sub)
+        rest = [s for s in subcommands if s not in given]
+        if rest:
+            found.append(_member(tool, t_sub=rest, t_nolead=ON, t_oopen=ON, t_first_open=ON, t_more_open=ON,
+                                 **_option_slots("g", top)))
+        # A tool that says nothing about itself but has roles (git not installed, a
+        # repository present) offers only its role subcommands: an open subcommand
+        # word would reach `checkout <anything>`; other lines fall back to the base rung.
+    return found
+
+
+def _sub_member(gamma: Gamma, tool: str, role: Role, top: dict[str, list[str]] | None,
+                roles: Sequence[Role]) -> dict[str, Any]:
+    # the plain member of a subcommand leaves out the lead words of its siblings (`git branch -d`)
+    excluded = [] if role.lead else [w for r in roles if r.sub == role.sub for w in r.lead]
+    member = {"t_sub": [role.sub], **_option_slots("g", top), **_option_slots("", _options(gamma, tool, role.sub, excluded))}
+    member |= {"t_lead_word": list(role.lead)} if role.lead else {"t_nolead": ON}
+    member |= _positional("first", role.first, gamma) | _positional("more", role.more, gamma)
+    if role.colon:
+        member["t_colon"] = ON
+    return _member(tool, **member)
+
+
+def open_members(tools: Sequence[str]) -> list[dict[str, Any]]:
+    """The base rung: every known tool's name, then anything."""
+    return [{"t_tool": sorted(set(tools)), "t_bare": ON, "t_oopen": ON, "t_first_open": ON, "t_more_open": ON,
+             "t_assign": ON}]
