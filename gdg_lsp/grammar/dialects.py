@@ -25,7 +25,7 @@ XGrammar's parser before it is sent: a text both parsers read, read the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import xgrammar as xgr
@@ -188,15 +188,23 @@ def rule_names(names: Iterable[str], dialect: str) -> dict[str, str]:
     names = list(names)
     if dialect == "xgrammar":
         return {n: n for n in names}
+    ordered = sorted(names, key=lambda n: n != "root")  # root first: it keeps its name
+    return distinct_names(ordered, lambda name: re.sub(r"[^a-zA-Z0-9-]", "-", name) or "r", "-")
+
+
+def distinct_names(names: Iterable[str], spell: Callable[[str], str], joiner: str,
+                   taken: Iterable[str] = ()) -> dict[str, str]:
+    """Each name spelled as a dialect allows (``spell``), made distinct by a count after
+    ``joiner`` when two spell the same (or one spells a name in ``taken``)."""
     out: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in sorted(names, key=lambda n: n != "root"):  # root first: it keeps its name
-        base = re.sub(r"[^a-zA-Z0-9-]", "-", name) or "r"
+    used = set(taken)
+    for name in names:
+        base = spell(name)
         candidate, k = base, 1
-        while candidate in taken:
+        while candidate in used:
             k += 1
-            candidate = f"{base}-{k}"
-        taken.add(candidate)
+            candidate = f"{base}{joiner}{k}"
+        used.add(candidate)
         out[name] = candidate
     return out
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
-from gdg_lsp.grammar.dialects import CharSet, parse_class
+from gdg_lsp.grammar.dialects import CharSet, distinct_names, parse_class
 
 Expr = ebnf.Expr
 Blank = tuple[int, int | None]
@@ -57,8 +57,6 @@ _NAMED_CORE_CHARS = 400
 """A core printed longer than this is a terminal of its own, shared by the lexemes built on it."""
 _ALONE = frozenset("([{.<")
 """Characters that are lexemes by themselves when written in a template next to another word."""
-_UNROLL_LIMIT = 8
-"""Bounded structural repetitions up to this many are unrolled; longer ones use helper rules."""
 
 
 def _add(a: Blank, b: Blank) -> Blank:
@@ -441,7 +439,10 @@ class LarkEmitter:
         # (``m[7`` of a path ``m[7]``, ``1.`` of a number, ``<T`` of type arguments), the lexer
         # would not give it back to ``m`` + a slice ``[7:4]``, to ``1`` + an attribute ``.real``,
         # or to a comparison ``a < T``.
-        if (self._edge_chars(left.core, last=True) or set()) & _ALONE or (self._edge_chars(right.core) or set()) & _ALONE:
+        # Only where the template writes the character: a class that merely includes it (a
+        # command name's `[a-zA-Z0-9_./~[]`) is a word's character, and the word stays one lexeme.
+        if (self._edge_chars(left.core, last=True, literals=True) or set()) & _ALONE \
+                or (self._edge_chars(right.core, literals=True) or set()) & _ALONE:
             raise _Internal("a bracket or a dot between two words")
         return _Option(left.lead, ebnf.Seq((left.core, right.core)), right.trail)
 
@@ -489,6 +490,8 @@ class LarkEmitter:
         if isinstance(expr, ebnf.CharClass):
             return regex_class(parse_class(expr.source))
         if isinstance(expr, ebnf.Ref):
+            if expr.name in self.empty_only_sets:  # a switch that is on (its one answer is ""): nothing to read
+                return ""
             if expr.name in self.sets:
                 return None
             self._rule_options(expr.name)
@@ -517,6 +520,8 @@ class LarkEmitter:
         if isinstance(expr, ebnf.CharClass):
             return f"/{regex_class(parse_class(expr.source))}/"
         if isinstance(expr, ebnf.Ref):
+            if expr.name in self.empty_only_sets:
+                return '""'
             if expr.name in self.sets:
                 return set_terminal(expr.name)
             self._rule_options(expr.name)
@@ -714,24 +719,6 @@ class LarkEmitter:
         if isinstance(item, ebnf.Alt) and expr.min == 0 and expr.max is None:
             item = self._runs(item)
             expr = ebnf.Repeat(item, 0, None)
-        if expr.max is not None and expr.max <= _UNROLL_LIMIT:
-            out: Variants = {}
-            current: Variants = {pending: _EMPTY}
-            for count in range(expr.max + 1):
-                if count >= expr.min:
-                    for key, e in current.items():
-                        _merge(out, key, e)
-                if count == expr.max:
-                    break
-                nxt: Variants = {}
-                for before_pending, before in current.items():
-                    for key, e in self.variants(item, before_pending).items():
-                        if e != _EMPTY:
-                            _merge(nxt, key, _seq([before, e]))
-                current = nxt
-            return out
-        if expr.min > 1:
-            raise GrammarError("a repetition of at least two structured items is not supported in Lark output")
         # the texts left pending between iterations are states, one iteration steps between them
         states: list[Pending] = [pending]
         steps: dict[Pending, Variants] = {}
@@ -741,8 +728,14 @@ class LarkEmitter:
             for key in steps[state]:
                 if key not in states:
                     states.append(key)
-        if len(states) == 1 and set(steps[pending]) == {pending} and expr.max is None:
-            return {pending: _Rep(steps[pending][pending], expr.min, None)}
+        if len(states) == 1 and set(steps[pending]) == {pending}:
+            # every iteration starts and ends with the same text pending: Lark's own bounds
+            # (unrolling `(SEP t_more t_opts){0,8}` per member of a family grows the tree past use)
+            return {pending: _Rep(steps[pending][pending], expr.min, expr.max)}
+        if expr.max is not None:
+            return self._bounded_layers(expr, item, pending, steps)
+        if expr.min > 1:
+            raise GrammarError("a repetition of at least two structured items is not supported in Lark output")
         # left-recursive helper rules: rep_t = the strings of one or more iterations ending in state t
         key = (id(item), pending)
         if key not in self._reps:
@@ -762,6 +755,33 @@ class LarkEmitter:
         for t, name in names.items():
             if any(t in steps[s] for s in states):
                 _merge(out, t, _Rule(name))
+        return out
+
+    def _bounded_layers(self, expr: ebnf.Repeat, item: Expr, pending: Pending,
+                        steps: dict[Pending, Variants]) -> Variants:
+        """``item{min,max}`` whose iterations leave different texts pending: one helper rule per
+        count k and state t (the strings of exactly k iterations ending with t pending), each
+        made of the rules of k - 1. Unrolled as one tree instead, a repetition inside another
+        (``(SEP t_more t_opts){0,8}``, copied per member of a family) grows past use."""
+        key = (id(item), pending, expr.max)
+        if key not in self._reps:
+            self._reps[key] = f"rep{len(self._reps)}"
+        out: Variants = {pending: _EMPTY} if expr.min == 0 else {}
+        layer: Variants = {pending: _EMPTY}
+        for count in range(1, expr.max + 1):
+            bodies: Variants = {}
+            for before_pending, before in layer.items():
+                for t, e in steps.get(before_pending, {}).items():
+                    _merge(bodies, t, _seq([before, e]))
+            layer = {}
+            for i, (t, body) in enumerate(bodies.items()):
+                name = f"{self._reps[key]}_{count}_{i}"
+                self.lark_rules[name] = body
+                layer[t] = _Rule(name)
+                if count >= expr.min:
+                    _merge(out, t, layer[t])
+            if not layer:
+                break
         return out
 
     def _runs(self, item: ebnf.Alt) -> Expr:
@@ -795,12 +815,15 @@ class LarkEmitter:
         """The characters a string of ``expr`` can start with, when few and known (else None)."""
         return self._edge_chars(expr, depth=depth)
 
-    def _edge_chars(self, expr: Expr, last: bool = False, depth: int = 0) -> set[str] | None:
-        """The characters a string of ``expr`` can start (``last``: end) with, when few and known (else None)."""
+    def _edge_chars(self, expr: Expr, last: bool = False, depth: int = 0, literals: bool = False) -> set[str] | None:
+        """The characters a string of ``expr`` can start (``last``: end) with, when few and known (else None);
+        ``literals``: only those written as literals (a class contributes none)."""
         if depth > 20:
             return None
         if isinstance(expr, ebnf.Lit):
             return {expr.text[-1 if last else 0]} if expr.text else None
+        if isinstance(expr, ebnf.CharClass) and literals:
+            return set()
         if isinstance(expr, ebnf.CharClass):
             charset = parse_class(expr.source)
             if charset.negated or sum(hi - lo + 1 for lo, hi in charset.ranges) > 256:
@@ -809,13 +832,13 @@ class LarkEmitter:
         if isinstance(expr, ebnf.Ref):
             if expr.name in self.sets or expr.name in self.spaced:
                 return None
-            return self._edge_chars(self._cores.get(expr.name) or self.rules[expr.name], last, depth + 1)
+            return self._edge_chars(self._cores.get(expr.name) or self.rules[expr.name], last, depth + 1, literals)
         if isinstance(expr, ebnf.Seq):
             out_seq: set[str] = set()
             for item in reversed(expr.items) if last else expr.items:
                 if _blank_run(item) is not None:
                     return None
-                chars = self._edge_chars(item, last, depth + 1)
+                chars = self._edge_chars(item, last, depth + 1, literals)
                 if chars is None:
                     return None
                 out_seq |= chars
@@ -825,13 +848,13 @@ class LarkEmitter:
         if isinstance(expr, ebnf.Alt):
             out: set[str] = set()
             for option in expr.options:
-                chars = self._edge_chars(option, last, depth + 1)
+                chars = self._edge_chars(option, last, depth + 1, literals)
                 if chars is None:
                     return None
                 out |= chars
             return out
         if isinstance(expr, ebnf.Repeat):
-            return self._edge_chars(expr.item, last, depth + 1)
+            return self._edge_chars(expr.item, last, depth + 1, literals)
         return None
 
     def _may_be_empty(self, expr: Expr, depth: int = 0) -> bool:
@@ -1181,17 +1204,8 @@ def _terminals_used(exprs: Iterable[object]) -> set[str]:
 
 
 def _rule_names(names: Iterable[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    taken: set[str] = {"start"}
-    for name in names:
-        base = "r_" + "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name.lower())
-        candidate, k = base, 1
-        while candidate in taken:
-            k += 1
-            candidate = f"{base}_{k}"
-        taken.add(candidate)
-        out[name] = candidate
-    return out
+    return distinct_names(names, lambda name: "r_" + "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name.lower()),
+                          "_", taken=("start",))
 
 
 def _print(expr: object, names: Mapping[str, str], parent: str = "alt") -> str:
