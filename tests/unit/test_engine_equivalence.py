@@ -34,16 +34,23 @@ from gdg_lsp import fragments, languages
 from gdg_lsp.explain import byte_grammars
 from gdg_lsp.grammar import engine as grammar_engine
 from gdg_lsp.grammar.engine import accepts, full_match
+from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.p4.bench import _statement_lines as p4_statement_lines
 from gdg_lsp.languages.python.bench import corpus_files as python_files
+from gdg_lsp.languages.jq import bench as jq_bench
+from gdg_lsp.languages.jq.analyzer import JqAnalyzer
+from gdg_lsp.languages.shell import bench as shell_bench
 from gdg_lsp.languages.tilelang.bench import corpus_files as tilelang_files
 from gdg_lsp.languages.tilelang.bench import kernel_lines
 from gdg_lsp.settings import Settings
 
 ENGINES = ("xgrammar", "llguidance")
-HOLES = {"python": 40, "sql": 40, "p4": 40, "tilelang": 24}
+HOLES = {"python": 40, "sql": 40, "p4": 40, "tilelang": 24, "shell": 22, "jq": 24}
 """Holes per language (each compiled by both engines at two rungs)."""
+LINE_FRAGMENTS = {"python": "statement", "tilelang": "statement", "p4": "statement", "shell": "command"}
+"""The fragment whose base rung reads each corpus line of a language (SQL's queries are their
+holes' own lines; jq's programs are read from the start of an empty filter, ``_jq_start``)."""
 MASK_HOLES, MASK_PREFIXES = 3, 6
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -110,10 +117,28 @@ def _corpus_lines(corpus: Path, language: str) -> list[str]:
         for path in sorted((corpus / "p4").rglob("*.p4")):
             lines |= {stmt.strip() for *_, stmt in p4_statement_lines(path.read_text(encoding="utf-8"))}
         return sorted(lines)
+    if language == "shell":
+        lines = set()
+        for path in sorted(shell_bench.corpus_root(corpus).rglob("*.sh")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            lines |= {line.strip() for line in text.split("\n")
+                      if line.strip() and not line.strip().startswith("#") and not line.rstrip().endswith("\\")}
+        return sorted(lines)
+    if language == "jq":
+        return sorted({program for _, program, *_ in jq_bench.test_cases(jq_bench.test_file(corpus))
+                       if "\n" not in program})
     return []  # SQL: each gold query is its own hole's line
 
 
-def test_both_engines_accept_the_same_corpus_positives(corpus):
+def _jq_start(folder: Path) -> fragments.Instantiated:
+    """The base rung of the filter fragment at the start of an empty .jq document."""
+    (folder / "start.json").write_text("{}", encoding="utf-8")
+    hole = JqAnalyzer().hole_at(Snapshot((folder / "start.jq").as_uri(), "jq", 1, "", None), 0, WorkspaceContext([folder]))
+    assert isinstance(hole, Hole), hole
+    return fragments.instantiate(fragments.fragment("jq", "filter"), "base", hole.gamma, hole.context)
+
+
+def test_both_engines_accept_the_same_corpus_positives(corpus, tmp_path):
     agreed: dict[str, int] = {}
     disagreements = []
     for language in HOLES:
@@ -131,7 +156,7 @@ def test_both_engines_accept_the_same_corpus_positives(corpus):
                     if all(answers):
                         accepted += 1
                         break
-        base = bases.get("statement")
+        base = _jq_start(tmp_path) if language == "jq" else bases.get(LINE_FRAGMENTS.get(language, ""))
         for line in _corpus_lines(corpus, language) if base is not None else ():
             answers = _answers(base, line + "\n")
             if len(set(answers)) > 1:
@@ -140,7 +165,7 @@ def test_both_engines_accept_the_same_corpus_positives(corpus):
         agreed[language] = accepted
     assert not disagreements, disagreements[:10]
     assert sum(agreed.values()) >= 1000, agreed
-    assert all(count >= 30 for count in agreed.values()), agreed
+    assert all(count >= 30 for count in agreed.values()), str(agreed)
 
 
 def _near_misses(name: str, rng: random.Random) -> list[str]:
