@@ -43,6 +43,8 @@ def _add_decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-ms", type=int, default=None)
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 1)")
     parser.add_argument("--engine", default=None, help="auto, lean, lean-int8 or transformers (gdg.engine)")
+    parser.add_argument("--grammar-engine", default=None, choices=("auto", "llguidance", "xgrammar"),
+                        help="what compiles grammars and builds masks (gdg.grammarEngine)")
     parser.add_argument("--settings", type=Path, default=None, help="JSON file with gdg.* settings")
     parser.add_argument("--workspace", type=Path, action="append", default=None,
                         help="a workspace folder (repeatable; default: the file's folder)")
@@ -83,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="show the hole, Γ, the rung chosen and why, the grammar, timings")
     _add_decode_options(explain)
     explain.add_argument("--no-decode", action="store_true", help="stop before running the model")
+    explain.add_argument("--dialect", choices=("ebnf", "lark", "gbnf"), default="ebnf",
+                         help="print the grammar as XGrammar's EBNF (the templates' dialect), llguidance's Lark or GBNF")
     explain.add_argument("--json", action="store_true")
 
     model = sub.add_parser("model", help="inspect or prepare the model")
@@ -218,7 +222,7 @@ def _settings_for(args: argparse.Namespace):
     overrides = {
         "constraint": args.constraint, "model": args.model, "device": args.device,
         "maxTokens": args.max_tokens, "maxLines": args.max_lines, "timeoutMs": args.timeout_ms,
-        "threads": args.threads, "engine": args.engine,
+        "threads": args.threads, "engine": args.engine, "grammarEngine": args.grammar_engine,
     }
     data = {**(data.get("gdg", data) if isinstance(data, dict) else {}), **{k: v for k, v in overrides.items() if v is not None}}
     settings, problems = from_json(data)
@@ -258,7 +262,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     if explain and args.no_decode:
         from gdg_lsp.explain import explain_hole
 
-        report = explain_hole(snapshot, offset, settings, workspace)
+        report = explain_hole(snapshot, offset, settings, workspace, args.dialect)
         print(json.dumps(report, indent=2) if args.json else report["text"])
         return 0
 
@@ -271,7 +275,7 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
     if explain:
         from gdg_lsp.explain import explain_suggestion
 
-        report = explain_suggestion(suggestion, settings)
+        report = explain_suggestion(suggestion, settings, args.dialect)
         report["modelLoadMs"] = round(load_seconds * 1000, 1)
         print(json.dumps(report, indent=2) if args.json else report["text"])
         return 0

@@ -31,7 +31,7 @@ def run_doctor() -> int:
     ok = _line(True, "gdg-lsp", f"{__version__} on Python {platform.python_version()} ({sys.executable})")
     if sys.version_info < (3, 11):
         ok &= _line(False, "python", "gdg-lsp needs Python 3.11 or newer")
-    for dist, module in [("torch", None), ("transformers", None), ("xgrammar", None), ("pygls", None),
+    for dist, module in [("torch", None), ("transformers", None), ("xgrammar", None), ("llguidance", None), ("pygls", None),
                          ("lsprotocol", None), ("tree-sitter", "tree_sitter"), ("tree-sitter-python", "tree_sitter_python"),
                          ("gguf", None), ("cattrs", None), ("numpy", None)]:
         ok &= _package(dist, module)
@@ -72,12 +72,17 @@ def run_doctor() -> int:
         except Exception as err:
             ok &= _line(False, f"language {language}", str(err))
 
-    try:
-        from gdg_lsp.explain import byte_grammars
+    from gdg_lsp.explain import accepts_text, byte_grammars, grammar_engine_names
 
-        byte_grammars().get('root ::= "ok"')
-        _line(True, "grammar engine", "XGrammar compiles")
-    except Exception as err:
-        ok &= _line(False, "grammar engine", str(err))
+    default = byte_grammars("auto").name
+    for name in grammar_engine_names():
+        try:
+            if not accepts_text(byte_grammars(name), 'root ::= "ok"', "ok"):
+                raise RuntimeError("a grammar of one string does not accept that string")
+            chosen = ("the default (gdg.grammarEngine auto picks it: measured faster, docs/PERFORMANCE.md)"
+                      if name == default else "available")
+            _line(True, f"grammar engine {name}", f"compiles and matches; {chosen}")
+        except Exception as err:
+            ok &= _line(False, f"grammar engine {name}", str(err))
     print("\nall good" if ok else "\nsome checks failed: see the fixes above")
     return 0 if ok else 1

@@ -30,8 +30,7 @@ from gdg_lsp.decoding.engine import (
 )
 from gdg_lsp.errors import NestingLimitError
 from gdg_lsp.gamma import Gamma
-from gdg_lsp.grammar import xgrammar_engine as grammars
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+from gdg_lsp.grammar.engine import GrammarEngine, accepts
 from gdg_lsp.languages.base import Analyzer, Coverage, Hole
 
 
@@ -99,7 +98,8 @@ class StatementTrace:
     free_bits: float | None
     gamma_size: int
     declared: list[str] = field(default_factory=list)
-    grammar: str | None = None
+    source: fragments.Instantiated | None = None
+    """The statement's grammar (``grammar`` renders it as text only when asked)."""
     dropped: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     fragment: str | None = None
@@ -107,6 +107,12 @@ class StatementTrace:
     """How its reference positions were covered (guaranteed rungs only): open ones are named."""
     logprob: float | None = 0.0
     """The model's log-probability of the statement's tokens (None: the engine did not say)."""
+    engine: str | None = None
+    """The grammar engine that compiled it."""
+
+    @property
+    def grammar(self) -> str | None:
+        return self.source.text if self.source is not None else None
 
 
 @dataclass
@@ -173,12 +179,12 @@ class _Progress:
 
 
 class Executor:
-    def __init__(self, analyzer: Analyzer, decoder: Decoder, cache: GrammarCache) -> None:
+    def __init__(self, analyzer: Analyzer, decoder: Decoder, grammars: GrammarEngine) -> None:
         # ``decoder`` is anything with Decoder's ``decode(DecodeSpec) -> DecodeResult``
         # (the local loop, or gdg_lsp.decoding.remote.RemoteDecoder)
         self.analyzer = analyzer
         self.decoder = decoder
-        self.cache = cache
+        self.grammars = grammars
 
     def run(
         self,
@@ -224,9 +230,9 @@ class Executor:
         one; raises ``_Stop`` when the suggestion ends here (after recording this statement)."""
         first = spec.index == 0
         choice = fragments.choose(state.fragment, state.gamma, state.context, hole.typed if first else state.layout,
-                                  spec.constraint, self.cache.get, grammars.accepts)
+                                  spec.constraint, self.grammars.get, accepts)
         trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
-                               grammar=choice.grammar.text if choice.grammar else None, fragment=state.fragment.name)
+                               source=choice.grammar, fragment=state.fragment.name, engine=self.grammars.name)
         state.traces.append(trace)
         if spec.constraint != "none" and choice.rung is None:
             trace.dropped = "no rung of the fragment accepts the text typed so far"
@@ -264,7 +270,6 @@ class Executor:
         result = self.decoder.decode(DecodeSpec(
             prompt_ids=state.ids, heal=state.heal, heal_outside=state.heal_outside,
             replay=prompt.replay if prompt is not None else state.layout, grammar=choice.compiled,
-            grammar_text=choice.grammar.text if choice.grammar else None,
             stop_at_newline=True, region_may_start_blank=prompt is None, max_tokens=state.tokens_left,
             deadline=spec.deadline, cancel=spec.cancel, prefilled=spec.prefilled,
             temperature=spec.temperature, seed=None if spec.seed is None else spec.seed + spec.index,

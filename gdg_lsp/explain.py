@@ -7,25 +7,41 @@ grammar, and the timings.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gdg_lsp import fragments, languages
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.fragment_engine import byte_engine
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
+from gdg_lsp.grammar import engine as grammar_engines
+from gdg_lsp.grammar.engine import GrammarEngine, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
+from gdg_lsp.vocab import ByteVocabulary
 
 MAX_NAMES_SHOWN = 40
 _LISTED_APART = frozenset({"receivers", "kwargs"})
 """Context entries shown on lines of their own (long lists)."""
 
 
-def byte_grammars() -> GrammarCache:
+@functools.lru_cache(maxsize=None)
+def byte_grammars(engine: str = "auto") -> GrammarEngine:
     """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
-    ask whether a grammar accepts a text (the language is the same)."""
-    return byte_engine().cache
+    ask whether a grammar accepts a text (the language is the same), per engine."""
+    return grammar_engines.create(engine, _BYTES, max_bytes=64 * 1024 * 1024)
+
+
+_BYTES = ByteVocabulary()
+
+
+def grammar_engine_names() -> tuple[str, ...]:
+    """The engines ``gdg.grammarEngine`` can name (besides ``auto``)."""
+    return grammar_engines.ENGINES
+
+
+def accepts_text(engine: GrammarEngine, grammar: str, text: str) -> bool:
+    """Whether ``grammar`` (template dialect) compiled by ``engine`` matches ``text`` exactly."""
+    return grammar_engines.full_match(engine.get(grammar), text)
 
 
 def _position(text: str, offset: int) -> dict[str, int]:
@@ -58,33 +74,37 @@ def _gamma_lines(gamma_by_sort: dict[str, list[str]]) -> list[str]:
     return lines
 
 
-def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace: WorkspaceContext) -> dict[str, Any]:
-    """The hole, Γ and π's choice, without a model."""
+def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace: WorkspaceContext,
+                 dialect: str = "ebnf") -> dict[str, Any]:
+    """The hole, Γ and π's choice, without a model; the grammar in ``dialect``
+    (``grammar.engine.DIALECTS``)."""
     analyzer = languages.analyzer(snapshot.language_id, snapshot.text)
     hole = analyzer.hole_at(snapshot, offset, workspace)
     if isinstance(hole, NoHole):
         return {"hole": None, "reason": hole.reason, "text": f"no hole here: {hole.reason}"}
     fragment = fragments.fragment(hole.language, hole.fragment)
-    cache = byte_grammars()
+    cache = byte_grammars(settings.grammar_engine)
     choice = fragments.choose(fragment, hole.gamma, hole.context, hole.typed, settings.constraint, cache.get, accepts)
-    report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice)}
+    report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice, cache.name, dialect)}
     report["text"] = "\n".join(_text_lines(report))
     return report
 
 
-def _choice_report(choice: fragments.Choice) -> dict[str, Any]:
+def _choice_report(choice: fragments.Choice, engine: str, dialect: str = "ebnf") -> dict[str, Any]:
     return {
         "constraint": choice.constraint,
         "rung": choice.rung,
         "guaranteed": choice.guaranteed,
         "attempts": [{"rung": a.rung, "outcome": a.outcome, "detail": a.detail} for a in choice.attempts],
-        "grammar": choice.grammar.text if choice.grammar else None,
+        "grammarEngine": engine,
+        "dialect": dialect,
+        "grammar": grammar_engines.in_dialect(choice.grammar, dialect) if choice.grammar else None,
         "slots": {k: (list(v) if isinstance(v, tuple) else v) for k, v in choice.grammar.slot_values.items()}
         if choice.grammar else {},
     }
 
 
-def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, Any]:
+def explain_suggestion(suggestion: Suggestion, settings: Settings, dialect: str = "ebnf") -> dict[str, Any]:
     """Everything about a finished request (the model ran)."""
     report: dict[str, Any] = {"suggestion": suggestion.summary()}
     if suggestion.hole is None:
@@ -100,7 +120,9 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings) -> dict[str, 
             "stopReason": trace.stop_reason, "tokens": trace.tokens, "freeBits": None if trace.free_bits is None else round(trace.free_bits, 2),
             "gammaSize": trace.gamma_size, "declared": trace.declared, "dropped": trace.dropped,
             "timingsMs": {k: round(v * 1000, 2) for k, v in trace.seconds.items()},
-            "grammar": trace.grammar,
+            "grammarEngine": trace.engine,
+            "dialect": dialect,
+            "grammar": grammar_engines.in_dialect(trace.source, dialect) if trace.source is not None else None,
             "coverage": None if trace.coverage is None else {
                 "slotted": trace.coverage.slotted, "checked": trace.coverage.checked, "open": trace.coverage.open},
         })
@@ -135,8 +157,9 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                      + (" (every slotted reference drawn from Γ; open positions are named per suggestion)"
                         if choice["guaranteed"] else ""))
         lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in choice["attempts"]]
+        lines.append(f"grammar engine: {choice['grammarEngine']}")
         if choice["grammar"]:
-            lines.append("grammar:")
+            lines.append(f"grammar ({choice['dialect']}):")
             lines += ["  " + line for line in choice["grammar"].splitlines()]
     if "statements" in report:
         summary = report["suggestion"]
@@ -160,7 +183,9 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                              f"{len(cov['open'])} open" + (f": {'; '.join(cov['open'])}" if cov["open"] else ""))
             lines.append(f"  timings (ms): {st['timingsMs']}")
         first = report["statements"][0] if report["statements"] else None
+        if first and first["grammarEngine"]:
+            lines.append(f"grammar engine: {first['grammarEngine']}")
         if first and first["grammar"]:
-            lines.append("grammar (statement 1):")
+            lines.append(f"grammar (statement 1, {first['dialect']}):")
             lines += ["  " + line for line in first["grammar"].splitlines()]
     return lines

@@ -97,8 +97,12 @@ class Frame:
         return f"Frame({self.kind!r}, {len(self)} bindings)"
 
 
+def _is_collection(wanted: Any) -> bool:
+    return isinstance(wanted, Collection) and not isinstance(wanted, (str, bytes))
+
+
 def _matches(value: Any, wanted: Any) -> bool:
-    if isinstance(wanted, Collection) and not isinstance(wanted, (str, bytes)):
+    if _is_collection(wanted):
         return value in wanted
     return value == wanted
 
@@ -192,9 +196,10 @@ class Gamma:
         has = (has,) if isinstance(has, str) else tuple(has)
         lacks = (lacks,) if isinstance(lacks, str) else tuple(lacks)
         filtered = bool(has or lacks or attr_filters)
+        sorts = None if sort is None else set(sort) if _is_collection(sort) else {sort}  # read once: Γ may hold 10,000 names
         result = []
         for binding in self.visible().values():
-            if sort is not None and not _matches(binding.sort, sort):
+            if sorts is not None and binding.sort not in sorts:
                 continue
             if filtered and (
                 any(key not in binding.attrs for key in has) or any(key in binding.attrs for key in lacks)

@@ -21,9 +21,11 @@ DEVICES = ("auto", "cpu", "cuda")
 ENGINES = ("auto", "lean", "lean-packed", "lean-int8", "transformers")  # gdg_lsp.backends.models.ENGINES
 BACKENDS = ("local", "remote")
 ENGINE_KINDS = ("vllm", "llamacpp")
+REMOTE_DIALECTS = ("auto", "xgrammar", "lark", "gbnf")  # gdg_lsp.grammar.dialects.DIALECTS
 FALLBACKS = ("local", "none")
 SQL_DIALECTS = ("sqlite", "postgres", "ansi")  # gdg_lsp.languages.sql.dialects.DIALECTS
 SQL_PROMPTS = ("schema", "plain")
+GRAMMAR_ENGINES = ("auto", "llguidance", "xgrammar")  # gdg_lsp.grammar.engine.ENGINES
 
 
 def _one_of(choices: tuple[str, ...]):
@@ -131,6 +133,9 @@ class RemoteSettings:
     model: str = ""
     """The served model name (empty: the first model the engine lists)."""
     kind: str = attrs.field(default="vllm", validator=_one_of(ENGINE_KINDS))
+    dialect: str = attrs.field(default="auto", validator=_one_of(REMOTE_DIALECTS))
+    """The grammar dialect to send: ``auto`` (XGrammar's EBNF to vLLM, GBNF to llama.cpp),
+    ``xgrammar``, ``lark`` (vLLM's ``guidance`` backend; llama.cpp built with llguidance), ``gbnf``."""
     api_key_env: str = "GDG_REMOTE_API_KEY"
     """Name of the environment variable that holds the API key (the key itself is never a setting)."""
     connect_timeout_ms: int = attrs.field(default=1000, validator=_in_range(50, 60_000))
@@ -155,6 +160,9 @@ class Settings:
     ``transformers``. See ``backends/models.py``."""
     constraint: str = attrs.field(default="scope", validator=_one_of(CONSTRAINTS))
     """none: no mask; syntax: the base rung (grammar, open names); scope: the tightest valid rung."""
+    grammar_engine: str = attrs.field(default="auto", validator=_one_of(GRAMMAR_ENGINES))
+    """What compiles grammars and builds masks: ``auto`` (the one measured faster, see
+    docs/PERFORMANCE.md), ``llguidance`` or ``xgrammar``; both accept the same strings."""
     max_tokens: int = attrs.field(default=48, validator=_in_range(1, 1024))
     timeout_ms: int = attrs.field(default=4000, validator=_in_range(50, 120_000))
     max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))

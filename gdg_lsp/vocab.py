@@ -167,3 +167,28 @@ class ListVocabulary(Vocabulary):
         return xgr.TokenizerInfo(
             list(self.token_bytes), vocab_type=xgr.VocabType.RAW, stop_token_ids=[0]
         )
+
+
+class ByteVocabulary(Vocabulary):
+    """One token per byte (and a stop token, 256): model-free questions about a grammar's
+    language (does it accept this text?) get the same answer from every engine."""
+
+    def __init__(self) -> None:
+        self.token_bytes = [bytes([b]) for b in range(256)] + [b""]
+        self.stop_ids = frozenset({256})
+        self.special_ids = frozenset()
+        self._info: xgr.TokenizerInfo | None = None
+
+    def encode(self, text: str) -> Encoding:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for i, ch in enumerate(text):
+            raw = ch.encode("utf-8", "surrogatepass")
+            ids.extend(raw)
+            offsets.extend([(i, i + 1)] * len(raw))
+        return Encoding(ids, offsets)
+
+    def tokenizer_info(self) -> xgr.TokenizerInfo:
+        if self._info is None:
+            self._info = xgr.TokenizerInfo(list(self.token_bytes), vocab_type=xgr.VocabType.RAW, stop_token_ids=[256])
+        return self._info

@@ -1,6 +1,10 @@
 """Shared fixtures.
 
-- ``byte_cache``: grammars compiled for a one-byte-per-token vocabulary (fast, model-free).
+- ``byte_cache``: grammars compiled for a one-byte-per-token vocabulary (fast, model-free),
+  by the default grammar engine.
+- ``engine_name``: each grammar engine in turn (``llguidance``, ``xgrammar``); tests that
+  must hold for both (gates, guarantees) take it, with ``byte_engine``, ``tiny_engine``
+  and ``smol_engine`` (that engine for each vocabulary).
 - ``tiny_vocab`` / ``random_backend``: a small vocabulary and a random-weight
   model over it; the guarantee must hold for any weights, so this is how it is tested.
 - ``smol_vocab``: the default model's real tokenizer (for healing and gate tests).
@@ -79,6 +83,42 @@ def byte_cache():
     return byte_grammars()
 
 
+GRAMMAR_ENGINES = ("llguidance", "xgrammar")
+_ENGINES: dict = {}
+
+
+def engine_for(name: str, vocab):
+    """One engine per (engine, vocabulary) for the whole session (their caches are shared)."""
+    key = (name, id(vocab))
+    if key not in _ENGINES:
+        from gdg_lsp.grammar import engine
+
+        _ENGINES[key] = (vocab, engine.create(name, vocab))
+    return _ENGINES[key][1]
+
+
+@pytest.fixture(scope="session", params=GRAMMAR_ENGINES)
+def engine_name(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def byte_engine(engine_name):
+    from gdg_lsp.explain import byte_grammars
+
+    return byte_grammars(engine_name)
+
+
+@pytest.fixture(scope="session")
+def tiny_engine(engine_name, tiny_vocab):
+    return engine_for(engine_name, tiny_vocab)
+
+
+@pytest.fixture(scope="session")
+def smol_engine(engine_name, smol_vocab):
+    return engine_for(engine_name, smol_vocab)
+
+
 TINY_TOKENS = sorted(
     set(string.ascii_letters + string.digits + "_ .,:;()[]{}=+-*/%<>!&|^~@#'\"\\\n\t")
     | {"    ", "  ", " =", " (", "()", "):", "self", "return", " return", "def", "if", " if", "for", " for",
@@ -120,9 +160,9 @@ def smol_vocab():
 
 @pytest.fixture(scope="session")
 def smol_cache(smol_vocab):
-    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+    from gdg_lsp.grammar.engine import DEFAULT
 
-    return GrammarCache(smol_vocab)
+    return engine_for(DEFAULT, smol_vocab)
 
 
 @pytest.fixture(scope="session")

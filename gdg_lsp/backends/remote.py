@@ -10,10 +10,13 @@ sends one streaming request to the OpenAI-compatible ``/v1/completions``:
   the healed text (``continuation.request_grammar``), so the engine starts
   where the local matcher would be and the continuation re-types the healed
   text first. vLLM reads it from ``"structured_outputs": {"grammar": ...}``
-  (the older ``guided_grammar`` field is silently ignored: never used here),
-  the llama.cpp server from ``"grammar"`` (GBNF).
+  (the older ``guided_grammar`` field is silently ignored: never used here)
+  as XGrammar's EBNF or, with its ``guidance`` backend, as Lark; the llama.cpp
+  server from ``"grammar"`` (GBNF, or Lark after a ``%llguidance {}`` line in
+  a build with llguidance). ``gdg.remote.dialect`` says which (``auto``: EBNF
+  for vLLM, GBNF for llama.cpp).
 
-Every grammar is parsed by XGrammar before it is sent. Every piece of text
+Every grammar is parsed locally (by the engine that reads its dialect) before it is sent. Every piece of text
 that comes back is fed to a local matcher of the instantiated grammar as it
 arrives: a piece the grammar rejects stops the request and the suggestion is
 dropped (an engine that ignores grammars, or a proxy that strips them, cannot
@@ -44,16 +47,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import xgrammar as xgr
-
 from gdg_lsp import consent
 from gdg_lsp.backends.base import BackendStats
 from gdg_lsp.errors import GdgError
-from gdg_lsp.vocab import Encoding, Vocabulary
+from gdg_lsp.vocab import ByteVocabulary, Encoding, Vocabulary
 
 log = logging.getLogger(__name__)
 
 DIALECT_OF_KIND = {"vllm": "xgrammar", "llamacpp": "gbnf"}
+"""The dialect each kind of engine reads when ``gdg.remote.dialect`` is ``auto``."""
 STOP_REJECTED = "rejected-by-local-check"
 """The engine sent text the instantiated grammar does not allow: nothing is suggested."""
 STOP_REFUSED = "refused-by-engine"
@@ -64,7 +66,7 @@ POLL_SECONDS = 0.02
 """How often a waiting request looks at its cancel event and deadline."""
 READ_IDLE_LIMIT = 120.0
 """A stream silent for this long is dropped even if nobody waits for it any more."""
-PROBE_GRAMMAR = 'root ::= "42"'
+PROBE_GRAMMARS = {"xgrammar": 'root ::= "42"', "gbnf": 'root ::= "42"', "lark": 'start: "42"'}
 
 
 class RemoteError(GdgError):
@@ -91,10 +93,11 @@ class Endpoint:
     connect_timeout: float = 1.0
     first_token_timeout: float = 3.0
     retries: int = 1
+    grammar_dialect: str = "auto"
 
     @property
     def dialect(self) -> str:
-        return DIALECT_OF_KIND[self.kind]
+        return DIALECT_OF_KIND[self.kind] if self.grammar_dialect == "auto" else self.grammar_dialect
 
     @classmethod
     def from_settings(cls, remote: Any) -> Endpoint:
@@ -110,7 +113,7 @@ class Endpoint:
             raise RemoteUnavailableError(why)  # before any connection, before the key is read
         key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
         return cls(url, remote.kind, remote.model, key or None, remote.connect_timeout_ms / 1000,
-                   remote.timeout_ms / 1000, remote.retries)
+                   remote.timeout_ms / 1000, remote.retries, remote.dialect)
 
 
 # -- the prompt's vocabulary -----------------------------------------------------------------
@@ -136,8 +139,6 @@ class TextVocabulary(Vocabulary):
         self.special_ids = frozenset()
         self._ids: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._info = xgr.TokenizerInfo([b"", *(bytes([b]) for b in range(1, 256))],
-                                       vocab_type=xgr.VocabType.RAW, stop_token_ids=[0])
 
     def encode(self, text: str) -> Encoding:
         ids: list[int] = []
@@ -174,9 +175,6 @@ class TextVocabulary(Vocabulary):
             self.token_bytes.append(piece.encode("utf-8"))
             return self._ids[piece]
 
-    def tokenizer_info(self) -> xgr.TokenizerInfo:
-        """Grammars are compiled locally only to check text: one byte per token."""
-        return self._info
 
 
 # -- HTTP -------------------------------------------------------------------------------------
@@ -431,6 +429,8 @@ class RemoteBackend:
         self.model = model
         self.name = f"{model} on {endpoint.kind} at {endpoint.url}"
         self.vocab = TextVocabulary()
+        self.grammar_vocab = ByteVocabulary()
+        """What local grammars are compiled for: they only check the text that comes back."""
         self.stats = BackendStats()
 
     def request_body(self, prompt: str, grammar: str | None, max_tokens: int, temperature: float,
@@ -451,7 +451,8 @@ class RemoteBackend:
             body["repeat_penalty"] = 1.0  # llama.cpp's default penalises repeats; greedy means greedy
             body["top_k"] = 0 if temperature > 0 else 1
             if grammar is not None:
-                body["grammar"] = grammar
+                # llama.cpp reads GBNF unless the text opens with %llguidance (a build with llguidance)
+                body["grammar"] = f"%llguidance {{}}\n{grammar}" if endpoint.dialect == "lark" else grammar
         return body
 
 
@@ -471,7 +472,8 @@ def connect(endpoint: Endpoint, probe: bool = True) -> RemoteBackend:
             f"the engine at {endpoint.url} does not serve {endpoint.model!r} (it serves {', '.join(served) or 'nothing'})")
     backend = RemoteBackend(endpoint, model)
     if probe:
-        body = backend.request_body("The answer is ", PROBE_GRAMMAR, max_tokens=8, temperature=0.0, seed=None)
+        body = backend.request_body("The answer is ", PROBE_GRAMMARS[endpoint.dialect], max_tokens=8, temperature=0.0,
+                                    seed=None)
         deadline = time.monotonic() + endpoint.connect_timeout + endpoint.first_token_timeout + 5.0
         text, finish = "", None
         for event in backend.client.completion(body, deadline, None):
@@ -482,6 +484,7 @@ def connect(endpoint: Endpoint, probe: bool = True) -> RemoteBackend:
         if text != "42":
             raise RemoteUnavailableError(
                 f"the engine at {endpoint.url} does not apply grammars: under a grammar that allows only '42' it "
-                f"answered {text[:40]!r}. Run vLLM with --structured-outputs-config.backend xgrammar (or the llama.cpp "
-                f"server) and set gdg.remote.kind to match ({endpoint.kind!r} now)")
+                f"answered {text[:40]!r}. Run vLLM with --structured-outputs-config.backend xgrammar or guidance (or "
+                f"the llama.cpp server) and set gdg.remote.kind and gdg.remote.dialect to match ({endpoint.kind!r}, "
+                f"{endpoint.grammar_dialect!r} now)")
     return backend

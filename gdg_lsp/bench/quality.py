@@ -64,6 +64,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timeout-ms", type=int, default=30000, help="time budget per suggestion (generous: the bench measures, it does not cut)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for the model")
     parser.add_argument("--engine", default="auto", help="as gdg.engine: auto, lean, lean-packed, lean-int8, transformers")
+    parser.add_argument("--grammar-engine", default="auto", choices=("auto", "llguidance", "xgrammar"),
+                        help="as gdg.grammarEngine (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for JSON, markdown and plots")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--filter", default="", metavar="REGEX",
@@ -306,7 +308,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 service.complete(doc.snapshot(), case.cursor, prime)
             # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
-                                timeout_ms=args.timeout_ms, model=args.model, device=args.device)
+                                timeout_ms=args.timeout_ms, model=args.model, device=args.device,
+                                grammar_engine=args.grammar_engine)
             if variant in PROMPT_VARIANTS:
                 settings = attrs.evolve(settings, **PROMPT_VARIANTS[variant])
             elif variant is not None:

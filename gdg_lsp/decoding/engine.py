@@ -17,8 +17,11 @@ token is the best token when that is allowed; sampling: a draw from the whole
 distribution, kept when allowed and redrawn under the mask when not, is a draw
 from the distribution renormalised over the allowed tokens), and every token is
 still accepted by the matcher before it is emitted. Most steps then cost one
-``accept_token`` instead of a mask (≈ 5 ms per mask on the Python statement
-grammar, against a 70 ms CPU step and a few ms on a GPU).
+check of one token instead of a mask (a mask costs milliseconds on the Python
+statement grammar, against a 70 ms CPU step and a few ms on a GPU).
+
+The grammar is reached only through ``gdg_lsp.grammar.engine`` (a ``Compiled``
+and its ``Matcher``), whichever engine compiled it.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ from typing import Any
 
 import numpy as np
 import torch
-import xgrammar as xgr
 
 from gdg_lsp.backends.base import ModelBackend, drafts_exactly, stats_of
 from gdg_lsp.decoding import drafts
+from gdg_lsp.grammar.engine import Compiled, Matcher, allocate_bitmask
 
 STOP_NEWLINE = "newline"
 STOP_GRAMMAR = "grammar-complete"
@@ -62,11 +65,8 @@ class DecodeSpec:
     """How many leading characters of ``heal`` lie before the region (not fed to the grammar)."""
     replay: str = ""
     """Region text typed before the healed part: fed to the matcher before decoding."""
-    grammar: Any = None
-    """An XGrammar CompiledGrammar, or None for unconstrained decoding."""
-    grammar_text: str | None = None
-    """The text ``grammar`` was compiled from, for decoders that hand the grammar to
-    another engine (gdg_lsp.backends.remote); the local loop does not read it."""
+    grammar: Compiled | None = None
+    """The compiled grammar (``gdg_lsp.grammar.engine``), or None for unconstrained decoding."""
     stop_at_newline: bool = True
     region_may_start_blank: bool = True
     """False when the region starts after the line's indentation: a blank there would
@@ -129,12 +129,13 @@ class Decoder:
         self.backend = backend
         self.vocab = backend.vocab
         size = self.vocab.size
-        self._bitmask = xgr.allocate_token_bitmask(1, size)
+        self._bitmask = allocate_bitmask(size)
         self._size = size
         blocked = np.zeros(size, dtype=bool)
         for i in self.vocab.special_ids:
             if i < size:
                 blocked[i] = True
+        self._special_np = blocked
         self._special = torch.from_numpy(blocked)
         self._special_or_blank = self._special | torch.from_numpy(self.vocab.blank_start)
         self.model_first_hits = 0
@@ -153,7 +154,7 @@ class Decoder:
         """Start running ``ids`` through the model on another thread; pass the
         future as ``DecodeSpec.prefilled``.
 
-        Grammar compilation (XGrammar, C++) and the model's prefill (torch) both
+        Grammar compilation (C++ or Rust) and the model's prefill (torch) both
         release the GIL, so the caller compiles the statement's grammar while the
         prompt is prefilled: the first request after Γ changes pays the longer
         of the two, not their sum. Until the future is done the backend belongs
@@ -179,8 +180,8 @@ class Decoder:
     def decode(self, spec: DecodeSpec) -> DecodeResult:
         began = time.perf_counter()
         vocab = self.vocab
-        matcher = xgr.GrammarMatcher(spec.grammar) if spec.grammar is not None else None
-        if matcher is not None and spec.replay and not matcher.accept_string(spec.replay):
+        matcher = spec.grammar.matcher() if spec.grammar is not None else None
+        if matcher is not None and spec.replay and not matcher.accept_text(spec.replay):
             raise ValueError(f"the grammar does not accept the typed text {spec.replay!r}")
 
         self._generator = None
@@ -234,7 +235,7 @@ class Decoder:
             region_piece = piece[max(0, outside - len(produced)) :]
             if matcher is not None:
                 if pending or outside > len(produced):
-                    ok = not region_piece or matcher.accept_string(bytes(region_piece))
+                    ok = not region_piece or matcher.accept_bytes(bytes(region_piece))
                 else:
                     ok = matcher.accept_token(token)
                 if not ok:  # cannot happen under the mask; never emit past it
@@ -251,8 +252,7 @@ class Decoder:
             if matcher is not None and matcher.is_terminated():
                 stop = STOP_GRAMMAR
                 break
-            if matcher is not None and not pending and matcher.accept_string(end_marker):
-                matcher.rollback(1)
+            if matcher is not None and not pending and matcher.could_end_with(end_marker):
                 last_complete = len(produced)
             logits = self._advance(token, spec, ids, tokens_left=spec.max_tokens - len(ids))
 
@@ -318,22 +318,22 @@ class Decoder:
         probs = torch.softmax(scores / self._temperature, dim=-1)
         return int(torch.multinomial(probs, 1, generator=self._generator))
 
-    def _masked_step(self, logits: torch.Tensor, matcher: Any, no_blank: bool = False,
+    def _masked_step(self, logits: torch.Tensor, matcher: Matcher | None, no_blank: bool = False,
                      model_first: bool = False) -> tuple[int | None, int | None]:
         """(token, how many tokens were allowed); the count is None when the model's
         choice was checked alone (``model_first``) and the grammar accepted it."""
         blocked = self._special_or_blank if no_blank else self._special
         if model_first and matcher is not None:
             guess = self._pick(logits.masked_fill(blocked, -math.inf))
-            if matcher.accept_token(guess):
-                matcher.rollback(1)  # the loop accepts the token it is given
+            if matcher.allows(guess):  # the loop accepts the token it is given
                 self.model_first_hits += 1
                 return guess, None
         if matcher is not None:
             self.masks_built += 1
-        if matcher is None or not matcher.fill_next_token_bitmask(self._bitmask):
+        if matcher is None or not matcher.fill_mask(self._bitmask):
             return self._pick(logits.masked_fill(blocked, -math.inf)), self._size - int(blocked.sum())
         allowed = self._allowed_from_bitmask()
+        allowed &= ~self._special_np  # an engine may allow a special token's text inside a string
         if no_blank:
             allowed &= ~self.vocab.blank_start
         count = int(allowed.sum())
@@ -343,7 +343,7 @@ class Decoder:
         return self._pick(scores), count
 
     def _heal_step(
-        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Any,
+        self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Matcher | None,
         no_blank: bool = False,
     ) -> tuple[int | None, int]:
         """The best token consistent with the healed text (and with the grammar past it).
@@ -369,7 +369,7 @@ class Decoder:
                 continue
             if matcher is not None and len(piece) > len(pending):
                 if region_piece:
-                    if not matcher.accept_string(bytes(region_piece)):
+                    if not matcher.accept_bytes(bytes(region_piece)):
                         continue
                     matcher.rollback(1)
             return token, len(candidates)

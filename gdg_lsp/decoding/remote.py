@@ -3,8 +3,8 @@
 See ``backends/remote.py`` for how the engine is reached. Per region (one
 statement) ``RemoteDecoder`` sends one streaming request whose grammar is the
 instantiated grammar derived by the text already typed in the region and
-prefixed with the healed text, in the engine's dialect, parsed by XGrammar
-first; every piece of text that comes back is fed to a local matcher, and a
+prefixed with the healed text, in the engine's dialect, parsed by the local
+engine that reads that dialect first; every piece of text that comes back is fed to a local matcher, and a
 piece the grammar rejects drops the suggestion.
 """
 
@@ -14,9 +14,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import xgrammar as xgr
 
 from gdg_lsp.backends.remote import (
     STOP_REFUSED,
@@ -40,6 +37,7 @@ from gdg_lsp.decoding.engine import (
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar import continuation, dialects
+from gdg_lsp.grammar.engine import Grammar, Matcher, grammar_key, grammar_rules
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +46,7 @@ log = logging.getLogger(__name__)
 class _Check:
     """The local matcher fed with what the engine sends, as it arrives."""
 
-    matcher: Any
+    matcher: Matcher | None
     end_marker: str
     last_complete: int | None = None  # chars of generated text where the region could have ended
     failure: str | None = None
@@ -56,18 +54,13 @@ class _Check:
     def feed(self, text: str) -> bool:
         if self.matcher is None or not text:
             return True
-        if not self.matcher.accept_string(text):
+        if not self.matcher.accept_text(text):
             self.failure = f"the grammar does not allow {text!r} here"
             return False
         return True
 
     def could_end(self) -> bool:
-        if self.matcher is None:
-            return False
-        if self.matcher.accept_string(self.end_marker):
-            self.matcher.rollback(1)
-            return True
-        return False
+        return self.matcher is not None and self.matcher.could_end_with(self.end_marker.encode("utf-8"))
 
 
 class RemoteDecoder:
@@ -83,21 +76,21 @@ class RemoteDecoder:
 
     # -- the grammar to send ----------------------------------------------------------------
 
-    def _algebra(self, grammar_text: str | None) -> continuation.Continuations:
-        key = grammar_text if grammar_text is not None else ""
+    def _algebra(self, source: Grammar | None) -> continuation.Continuations:
+        key = grammar_key(source) if source is not None else ""
         algebra = self._parsed.get(key)
         if algebra is None or len(algebra.rules) > 50_000:  # bound what one grammar's derivatives hold
-            rules = ebnf.parse(grammar_text) if grammar_text is not None else {"root": _ANY_TEXT}
+            rules = grammar_rules(source) if source is not None else {"root": _ANY_TEXT}
             algebra = self._parsed.put(key, continuation.Continuations(rules))
         return algebra
 
-    def request_grammar(self, grammar_text: str | None, typed: str, heal: str, no_blank_start: bool) -> str:
-        """The grammar to send, in the engine's dialect, parsed by XGrammar first."""
-        key = (grammar_text, typed, heal, no_blank_start)
+    def request_grammar(self, source: Grammar | None, typed: str, heal: str, no_blank_start: bool) -> str:
+        """The grammar to send, in the engine's dialect, parsed locally first."""
+        key = (grammar_key(source) if source is not None else None, typed, heal, no_blank_start)
         with self._lock:
             if (known := self._sent.get(key)) is not None:
                 return known
-            algebra = self._algebra(grammar_text)
+            algebra = self._algebra(source)
             rest = algebra.derive(ebnf.Ref("root"), typed)
             if rest is not None and no_blank_start:
                 rest = algebra.restrict(rest, continuation.BLANKS)
@@ -112,22 +105,20 @@ class RemoteDecoder:
 
     def decode(self, spec: DecodeSpec) -> DecodeResult:
         began = time.perf_counter()
-        if spec.grammar is not None and spec.grammar_text is None:
-            raise GrammarError("the remote decoder needs the grammar's text (DecodeSpec.grammar_text)")
         prompt = self.vocab.decode(spec.prompt_ids)
         heal = spec.heal
         outside = spec.heal_outside
         typed = spec.replay + heal[outside:]
         no_blank = not spec.region_may_start_blank and not typed
         try:
-            grammar_text = self.request_grammar(spec.grammar_text, typed, heal, no_blank)
+            grammar_text = self.request_grammar(spec.grammar.source if spec.grammar is not None else None,
+                                                typed, heal, no_blank)
         except GrammarError as err:
             log.error("not sending the grammar to the engine: %s", err)
             return self._empty(STOP_UNSENDABLE, began)
         grammar_seconds = time.perf_counter() - began
 
-        check = _Check(xgr.GrammarMatcher(spec.grammar, terminate_without_stop_token=True) if spec.grammar is not None else None,
-                       spec.end_marker)
+        check = _Check(spec.grammar.matcher() if spec.grammar is not None else None, spec.end_marker)
         if check.matcher is not None and not check.feed(typed):
             raise ValueError(f"the grammar does not accept the typed text {typed!r}")
 
@@ -186,7 +177,7 @@ class RemoteDecoder:
 
         generated = produced[len(heal):] if len(produced) >= len(heal) else ""
         if stop == STOP_EOS:
-            if check.matcher is not None and not check.matcher.is_completed():
+            if check.matcher is not None and not check.matcher.is_complete():
                 stop, check.failure = STOP_REJECTED, "the engine stopped where the grammar cannot end"
             elif check.matcher is not None:
                 stop = STOP_GRAMMAR

@@ -84,7 +84,9 @@ _TOKEN = re.compile(
 
 
 def _strip_comments(text: str) -> str:
-    return "\n".join("" if line.lstrip().startswith("#") else line for line in text.splitlines())
+    # split on newlines only: str.splitlines also breaks at U+2028 and other separators,
+    # which a name in a string literal may hold
+    return "\n".join("" if line.lstrip().startswith("#") else line for line in text.split("\n"))
 
 
 def _unescape(body: str) -> str:

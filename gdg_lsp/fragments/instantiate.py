@@ -8,12 +8,14 @@ then the derivations that need it are pruned.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GammaEmptyError, GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.fragments.model import Family, Fragment
@@ -35,13 +37,37 @@ def render_alternation(names: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Instantiated:
-    """τ_Γ's output: grammar text plus what each slot answered (for explain and checks)."""
+    """τ_Γ's output: the grammar, as a tree and as text, plus what each slot answered.
+
+    ``rules`` is the part built from the template (with each distinct name set
+    referenced as a rule of ``sets``): for a given fragment, rung and context it
+    is the same whatever the names, and engines compile it once. ``sets`` holds
+    the names (the part that is new with each Γ). ``text`` is the whole grammar
+    in the template dialect (XGrammar EBNF), rendered on first use.
+    """
 
     fragment: str
     rung: str
-    text: str
+    static_text: str
+    """``rules`` rendered: the key of everything compiled from them."""
     slot_values: Mapping[str, tuple[str, ...] | str]
     seconds: float
+    rules: Mapping[str, ebnf.Expr] = field(default_factory=dict)
+    sets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Rule name -> the names it is the alternation of (sorted, unique)."""
+
+    @cached_property
+    def text(self) -> str:
+        return self.static_text + "".join(f"{rule} ::= {render_alternation(names)}\n" for rule, names in self.sets.items())
+
+    @cached_property
+    def key(self) -> str:
+        """Identifies the grammar (the same Γ gives the same key) without rendering ``text``."""
+        digest = hashlib.sha256(self.static_text.encode("utf-8", "surrogatepass"))
+        for rule, names in self.sets.items():
+            digest.update(b"\x00" + rule.encode() + b"\x00")
+            digest.update("\x01".join(names).encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
 
 def _resolve(value: Any, context: Mapping[str, Any]) -> Any:
@@ -56,8 +82,7 @@ def _resolve(value: Any, context: Mapping[str, Any]) -> Any:
 def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[str, Any]) -> ebnf.Expr | list[str] | None:
     """A slot's answer: an EBNF expression, a list of literal names, or None (empty)."""
     if "ebnf" in spec:
-        rules = ebnf.parse(f"x ::= {spec['ebnf']}", f"slot %{slot}%")
-        return rules["x"]
+        return _slot_expr(spec["ebnf"], slot)
     if "identifier" in spec:
         shape = spec["identifier"]
         excluded = _resolve(shape.get("exclude", ()), context)  # "$key": words the hole lists (shell: tool names)
@@ -76,9 +101,33 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
     return names or None
 
 
+@lru_cache(maxsize=256)
+def _slot_expr(text: str, slot: str) -> ebnf.Expr:
+    """A slot's fixed EBNF (parsed once: the same object each time, which the template cache keys on)."""
+    return ebnf.parse(f"x ::= {text}", f"slot %{slot}%")["x"]
+
+
 @lru_cache(maxsize=32)
 def _identifier(first: str, rest: str, exclude: tuple[str, ...]) -> ebnf.Expr:
     return ebnf.identifier_excluding(first, rest, exclude)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """The part of an instantiation that only depends on the shape of the slots' answers
+    (which are empty, which name sets are equal, which expressions), not on the names."""
+
+    fragment: Fragment
+    rules: Mapping[str, ebnf.Expr]
+    static_text: str
+    set_rule: Mapping[int, str]
+    """Distinct name set (by first appearance among the answers) -> its rule."""
+    reached: tuple[tuple[tuple[str, int], str], ...]
+    """The slots the grammar kept ((slot, member), how explain shows it), in order."""
+
+
+_TEMPLATES: BoundedCache[tuple, _Template | GammaEmptyError] = BoundedCache("fragments.templates", 512)
+"""Templates by fragment, rung and answer shape: a new Γ with the same shape renders only its names."""
 
 
 def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[str, Any] | None = None) -> Instantiated:
@@ -88,40 +137,13 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
     every slot that has that answer (cheaper to compile; identical sets across
     requests give identical text, which is what the compile cache keys on).
     Family rules are copied once per member (see the module docstring).
+
+    The slots are answered first; the rest (copying, pruning what empty slots
+    remove, rendering) depends only on the answers' shape and is kept per shape, so
+    a new Γ costs its Γ queries and nothing else.
     """
     began = time.perf_counter()
     context = context or {}
-    set_rules: dict[tuple[str, ...], str] = {}
-    expr_rules: dict[int, tuple[str, ebnf.Expr, str]] = {}
-    """id(answer) -> (rule, expression, its text): an expression answer (an open identifier, a
-    fixed EBNF) is one rule referenced by every slot that has it, rendered once (inlined, the
-    keyword-excluding identifier was rendered and pruned once per slot: most of τ_Γ's time)."""
-    values: dict[str, tuple[str, ...] | str] = {}
-    answers: dict[tuple[str, int], ebnf.Expr | None] = {}
-
-    def replacement(slot_name: str, scope: Mapping[str, Any], member: int) -> ebnf.Expr | None:
-        if (slot_name, member) in answers:
-            return answers[(slot_name, member)]
-        slot = fragment.slots[slot_name]
-        answer = _answer(slot.spec_for(rung), slot_name, gamma, scope)
-        shown = slot_name if member < 0 else f"{slot_name}[{member}]"
-        if answer is None:
-            if not slot.optional:
-                raise GammaEmptyError(shown, dict(slot.spec_for(rung)))
-            result, values[shown] = None, ()
-        elif isinstance(answer, list):
-            key = tuple(sorted(set(answer)))
-            result = ebnf.Ref(set_rules.setdefault(key, f"gamma_set_{len(set_rules)}"))
-            values[shown] = key
-        else:
-            known = expr_rules.get(id(answer))
-            if known is None:
-                known = expr_rules[id(answer)] = (f"gamma_expr_{len(expr_rules)}", answer, ebnf.render_expr(answer))
-            result, values[shown] = ebnf.Ref(known[0]), known[2]
-        answers[(slot_name, member)] = result
-        return result
-
-    family_of = {rule: fam for fam in fragment.families for rule in fam.rules}
     member_lists: dict[str, list[Mapping[str, Any]]] = {}
     for fam in fragment.families:
         key = fam.members_key(rung)
@@ -129,6 +151,87 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
         if not members:
             raise GammaEmptyError(f"family:{fam.name}", f"context list {key!r} has no members")
         member_lists[fam.name] = members
+    answers = _answers(fragment, rung, gamma, context, member_lists)
+    distinct: dict[tuple[str, ...], int] = {}
+    shape = []
+    for (slot, member), answer in answers.items():
+        if isinstance(answer, GammaEmptyError):
+            shape.append((slot, member, "error", str(answer)))
+        elif answer is None:
+            shape.append((slot, member, "empty"))
+        elif isinstance(answer, tuple):
+            shape.append((slot, member, "set", distinct.setdefault(answer, len(distinct))))
+        else:
+            shape.append((slot, member, "expr", id(answer)))
+    key = (id(fragment), rung, tuple((fam, len(members)) for fam, members in member_lists.items()), tuple(shape))
+    template = _TEMPLATES.get(key)
+    if template is None or (isinstance(template, _Template) and template.fragment is not fragment):
+        template = _TEMPLATES.put(key, _build(fragment, rung, context, member_lists, answers, distinct))
+    if isinstance(template, GammaEmptyError):
+        raise template
+    names_of = {index: names for names, index in distinct.items()}
+    sets = {rule: names_of[index] for index, rule in template.set_rule.items()}
+    values: dict[str, tuple[str, ...] | str] = {}
+    for pair, shown in template.reached:
+        answer = answers[pair]
+        values[shown] = () if answer is None else answer if isinstance(answer, tuple) else _shown(answer)  # type: ignore[assignment]
+    return Instantiated(fragment.name, rung, template.static_text, values, time.perf_counter() - began,
+                        template.rules, sets)
+
+
+@lru_cache(maxsize=256)
+def _shown(expr: ebnf.Expr) -> str:
+    return ebnf.render_expr(expr)
+
+
+def _member_offset(fragment: Fragment, fam: Family, index: int) -> int:
+    return 1000 * (fragment.families.index(fam) + 1) + index
+
+
+def _answers(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[str, Any],
+             member_lists: Mapping[str, list[Mapping[str, Any]]]) -> dict[tuple[str, int], Any]:
+    """Every slot's answer, ``(slot, member) -> None | names (sorted, unique) | expression``,
+    or the GammaEmptyError it raises (raised only if the grammar keeps the slot)."""
+    family_rules = {rule for fam in fragment.families for rule in fam.rules}
+    scopes: list[tuple[int, Mapping[str, Any], set[str]]] = [
+        (-1, context, {s for name, expr in fragment.rules.items() if name not in family_rules for s in ebnf.slots(expr)})]
+    for fam in fragment.families:
+        used = {s for name in fam.rules for s in ebnf.slots(fragment.rules[name])}
+        for index, member in enumerate(member_lists[fam.name]):
+            scopes.append((_member_offset(fragment, fam, index), {**context, **member}, used))
+    answers: dict[tuple[str, int], Any] = {}
+    for member, scope, used in scopes:
+        for slot in (s for s in fragment.slots if s in used):
+            try:
+                answer = _answer(fragment.slots[slot].spec_for(rung), slot, gamma, scope)
+            except GammaEmptyError as err:
+                answer = err
+            answers[(slot, member)] = tuple(sorted(set(answer))) if isinstance(answer, list) else answer
+    return answers
+
+
+def _build(fragment: Fragment, rung: str, context: Mapping[str, Any], member_lists: Mapping[str, list[Mapping[str, Any]]],
+           answers: Mapping[tuple[str, int], Any], distinct: Mapping[tuple[str, ...], int]) -> _Template | GammaEmptyError:
+    """Copy the families, put the answers in the slots, prune what empty slots remove, render."""
+    set_rules: dict[int, str] = {}
+    reached: dict[tuple[str, int], str] = {}
+
+    def replacement(slot_name: str, member: int) -> ebnf.Expr | None:
+        answer = answers[(slot_name, member)]
+        if isinstance(answer, GammaEmptyError):
+            raise answer
+        shown = slot_name if member < 0 else f"{slot_name}[{member}]"
+        reached.setdefault((slot_name, member), shown)
+        if answer is None:
+            if not fragment.slots[slot_name].optional:
+                raise GammaEmptyError(shown, dict(fragment.slots[slot_name].spec_for(rung)))
+            return None
+        if isinstance(answer, tuple):
+            index = distinct[answer]
+            return ebnf.Ref(set_rules.setdefault(index, f"gamma_set_{len(set_rules)}"))
+        return answer
+
+    family_of = {rule: fam for fam in fragment.families for rule in fam.rules}
 
     def copy_name(rule: str, member: int) -> str:
         return f"{rule}__{family_of[rule].name}_{member}"
@@ -150,28 +253,25 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
             return expr
         return fix
 
-    rules: dict[str, ebnf.Expr | None] = {}
-    for name, expr in fragment.rules.items():
-        if name in family_of:
-            continue
-        rules[name] = ebnf.map_leaves(expr, lambda e: replacement(e.name, context, -1) if isinstance(e, ebnf.Slot) else outside_ref(e))
-    for fam in fragment.families:
-        for index, member in enumerate(member_lists[fam.name]):
-            scope = {**context, **member}
-            fix = inside_ref(fam, index)
-            offset = 1000 * (fragment.families.index(fam) + 1) + index
-            for name in fam.rules:
-                rules[copy_name(name, index)] = ebnf.map_leaves(
-                    fragment.rules[name],
-                    lambda e, scope=scope, fix=fix, offset=offset: (
-                        replacement(e.name, scope, offset) if isinstance(e, ebnf.Slot) else fix(e)
-                    ),
-                )
     try:
-        live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
-    except GrammarError as err:  # every derivation needed an empty optional slot
-        raise GammaEmptyError("root", str(err)) from err
-    text = ebnf.render(live) + "".join(
-        f"{rule} ::= {render_alternation(names)}\n" for names, rule in set_rules.items()
-    ) + "".join(f"{rule} ::= {rendered}\n" for rule, _, rendered in expr_rules.values())
-    return Instantiated(fragment.name, rung, text, values, time.perf_counter() - began)
+        rules: dict[str, ebnf.Expr | None] = {}
+        for name, expr in fragment.rules.items():
+            if name in family_of:
+                continue
+            rules[name] = ebnf.map_leaves(expr, lambda e: replacement(e.name, -1) if isinstance(e, ebnf.Slot) else outside_ref(e))
+        for fam in fragment.families:
+            for index in range(len(member_lists[fam.name])):
+                fix = inside_ref(fam, index)
+                offset = _member_offset(fragment, fam, index)
+                for name in fam.rules:
+                    rules[copy_name(name, index)] = ebnf.map_leaves(
+                        fragment.rules[name],
+                        lambda e, fix=fix, offset=offset: replacement(e.name, offset) if isinstance(e, ebnf.Slot) else fix(e),
+                    )
+        try:
+            live = ebnf.prune_empty_rules(rules)  # type: ignore[arg-type]
+        except GrammarError as err:  # every derivation needed an empty optional slot
+            raise GammaEmptyError("root", str(err)) from err
+    except GammaEmptyError as err:
+        return err
+    return _Template(fragment, live, ebnf.render(live), set_rules, tuple(reached.items()))

@@ -58,14 +58,14 @@ def choose(
     context: Mapping[str, Any],
     typed: str,
     constraint: str,
-    compile_grammar: Callable[[str], Any],
+    compile_grammar: Callable[[Instantiated], Any],
     accepts: Callable[[Any, str], bool],
 ) -> Choice:
     """π: the tightest rung whose slots are all non-empty and whose grammar accepts
     the text already typed in the region; otherwise one rung up.
 
-    ``compile_grammar`` and ``accepts`` come from the decoder (the same compiled
-    object is later used for masking). When no rung fits, ``rung`` is None and
+    ``compile_grammar`` (given τ_Γ's output) and ``accepts`` come from the grammar
+    engine the decoder uses (the same compiled object is later used for masking). When no rung fits, ``rung`` is None and
     the attempts say why; the caller must then not suggest anything under a
     constrained arm.
     """
@@ -80,7 +80,7 @@ def choose(
             choice.attempts.append(Attempt(rung, "empty-slot", str(err)))
             continue
         try:
-            compiled = compile_grammar(grammar.text)
+            compiled = compile_grammar(grammar)
         except Exception as err:  # an engine error must not take the request down
             choice.attempts.append(Attempt(rung, "compile-error", str(err).splitlines()[0][:200]))
             continue

@@ -1,10 +1,13 @@
 """Printing a grammar tree in the dialect of the engine that will apply it.
 
 Fragment templates are XGrammar EBNF (``gdg_lsp.fragments.ebnf``). A remote engine reads
-one of two dialects:
+one of three dialects:
 
 - ``xgrammar`` (vLLM with ``--structured-outputs-config.backend xgrammar``):
   the template dialect itself.
+- ``lark`` (vLLM with ``--structured-outputs-config.backend guidance``, the
+  llama.cpp server built with llguidance after a ``%llguidance {}`` line, and
+  the local llguidance engine): printed by ``lark_emitter`` from the same tree.
 - ``gbnf`` (the llama.cpp server): rule names are ``[a-zA-Z0-9-]+`` (an
   underscore is a syntax error); a rule ends at the end of its line unless
   inside parentheses, so every rule is printed on one line; character classes
@@ -22,7 +25,7 @@ XGrammar's parser before it is sent: a text both parsers read, read the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import xgrammar as xgr
@@ -30,7 +33,7 @@ import xgrammar as xgr
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 
-DIALECTS = ("xgrammar", "gbnf")
+DIALECTS = ("xgrammar", "gbnf", "lark")
 
 # -- character classes --------------------------------------------------------------
 
@@ -185,15 +188,23 @@ def rule_names(names: Iterable[str], dialect: str) -> dict[str, str]:
     names = list(names)
     if dialect == "xgrammar":
         return {n: n for n in names}
+    ordered = sorted(names, key=lambda n: n != "root")  # root first: it keeps its name
+    return distinct_names(ordered, lambda name: re.sub(r"[^a-zA-Z0-9-]", "-", name) or "r", "-")
+
+
+def distinct_names(names: Iterable[str], spell: Callable[[str], str], joiner: str,
+                   taken: Iterable[str] = ()) -> dict[str, str]:
+    """Each name spelled as a dialect allows (``spell``), made distinct by a count after
+    ``joiner`` when two spell the same (or one spells a name in ``taken``)."""
     out: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in sorted(names, key=lambda n: n != "root"):  # root first: it keeps its name
-        base = re.sub(r"[^a-zA-Z0-9-]", "-", name) or "r"
+    used = set(taken)
+    for name in names:
+        base = spell(name)
         candidate, k = base, 1
-        while candidate in taken:
+        while candidate in used:
             k += 1
-            candidate = f"{base}-{k}"
-        taken.add(candidate)
+            candidate = f"{base}{joiner}{k}"
+        used.add(candidate)
         out[name] = candidate
     return out
 
@@ -204,6 +215,10 @@ def render(rules: dict[str, ebnf.Expr], dialect: str) -> str:
         raise GrammarError(f"unknown grammar dialect {dialect!r} (expected {', '.join(DIALECTS)})")
     if "root" not in rules:
         raise GrammarError("the grammar has no root rule")
+    if dialect == "lark":
+        from gdg_lsp.grammar.lark_emitter import LarkEmitter  # it reads this module's classes
+
+        return LarkEmitter(rules).emit()
     names = rule_names(rules, dialect)
     order = ["root", *(n for n in rules if n != "root")]
     return "".join(f"{names[n]} ::= {_expr(rules[n], names)}\n" for n in order)
@@ -215,10 +230,17 @@ _GBNF_NAME = re.compile(r"[a-zA-Z0-9-]+")
 def validate(text: str, dialect: str) -> None:
     """Raise GrammarError unless the engine of ``dialect`` can parse ``text``.
 
-    XGrammar parses both (the GBNF printer writes only the common subset); for
-    GBNF the printer's own promises are checked as well: names, one rule per
-    line, no escape llama.cpp does not know.
+    XGrammar parses both EBNF dialects (the GBNF printer writes only the common
+    subset); for GBNF the printer's own promises are checked as well: names, one
+    rule per line, no escape llama.cpp does not know. Lark is checked by llguidance.
     """
+    if dialect == "lark":
+        import llguidance
+
+        problem = llguidance.LLMatcher.validate_grammar(text)
+        if problem:
+            raise GrammarError(f"the lark grammar does not parse: {problem.strip().splitlines()[0][:300]}")
+        return
     if dialect == "gbnf":
         for number, line in enumerate(text.splitlines(), 1):
             name, sep, _ = line.partition(" ::= ")

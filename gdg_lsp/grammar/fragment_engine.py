@@ -1,7 +1,8 @@
 """The grammar engine as the fragment gate and the inductor use it: one adapter.
 
 The gate must judge a fragment with the engine the decoder masks with, so it
-compiles through the same ``GrammarCache`` and asks the same matcher. This
+compiles through the same engine interface (``grammar/engine.py``, the
+default engine) and asks the same matcher. This
 module is the only place the gate, ``gdg-lsp induce`` and the fragment
 library touch an engine: re-pointing them at another engine is a change here.
 
@@ -21,16 +22,16 @@ import math
 from typing import Any
 
 import numpy as np
-import xgrammar as xgr
 
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts, full_match
-from gdg_lsp.vocab import ListVocabulary, Vocabulary
+from gdg_lsp.grammar import engine as grammar_engines
+from gdg_lsp.grammar.engine import Compiled, GrammarEngine, accepts, allocate_bitmask, full_match
+from gdg_lsp.vocab import ByteVocabulary, Vocabulary
 
 
 class FragmentEngine:
     """compile / accepts (a prefix of the language) / full_match / free_bits over one vocabulary."""
 
-    def __init__(self, cache: GrammarCache) -> None:
+    def __init__(self, cache: GrammarEngine) -> None:
         self.cache = cache
         self.vocab: Vocabulary = cache.vocab
 
@@ -38,33 +39,33 @@ class FragmentEngine:
     def compiles(self) -> int:
         return self.cache.stats.compiles
 
-    def compile(self, text: str) -> Any:
+    def compile(self, text: Any) -> Compiled:
         """The compiled grammar (cached by text); raises ``GrammarError`` when the engine refuses it."""
         return self.cache.get(text)
 
-    def accepts(self, compiled: Any, text: str) -> bool:
+    def accepts(self, compiled: Compiled, text: str) -> bool:
         return accepts(compiled, text)
 
-    def full_match(self, compiled: Any, text: str) -> bool:
+    def full_match(self, compiled: Compiled, text: str) -> bool:
         return full_match(compiled, text)
 
-    def free_bits(self, compiled: Any, text: str) -> float | None:
+    def free_bits(self, compiled: Compiled, text: str) -> float | None:
         """Σ log2 |allowed tokens| over the tokens of ``text`` and the end of the region
         (None when the grammar refuses one of them)."""
         ids = self.vocab.encode(text).ids
-        matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        matcher = compiled.matcher()
         size = self.vocab.size
-        bitmask = xgr.allocate_token_bitmask(1, size)
+        bitmask = allocate_bitmask(size)
         bits = 0.0
         for token in ids:
             bits += math.log2(max(self._allowed(matcher, bitmask, size), 1))
             if not matcher.accept_token(token):
                 return None
-        return bits if matcher.is_completed() else None
+        return bits if matcher.is_complete() else None
 
     @staticmethod
     def _allowed(matcher: Any, bitmask: Any, size: int) -> int:
-        if not matcher.fill_next_token_bitmask(bitmask):
+        if not matcher.fill_mask(bitmask):
             return size  # the engine says every token is allowed
         unpacked = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")
         return int(unpacked[:size].sum())
@@ -72,11 +73,10 @@ class FragmentEngine:
 
 @functools.lru_cache(maxsize=1)
 def byte_engine() -> FragmentEngine:
-    """Grammars over a one-byte-per-token vocabulary (model-free language questions)."""
-    tokens = [bytes([b]).decode("latin-1") for b in range(1, 256)]
-    return FragmentEngine(GrammarCache(ListVocabulary(tokens), max_bytes=64 * 1024 * 1024))
+    """Grammars over a one-byte-per-token vocabulary (model-free language questions),
+    compiled by the engine ``gdg.grammarEngine = auto`` masks with."""
+    return FragmentEngine(grammar_engines.create("auto", ByteVocabulary(), max_bytes=64 * 1024 * 1024))
 
 
 def token_engine(vocab: Vocabulary) -> FragmentEngine:
-    """Grammars over a model's vocabulary (for free_bits)."""
-    return FragmentEngine(GrammarCache(vocab, max_bytes=256 * 1024 * 1024))
+    return FragmentEngine(grammar_engines.create("auto", vocab, max_bytes=256 * 1024 * 1024))

@@ -124,7 +124,9 @@ def local_service(settings: Settings, workspace: WorkspaceContext, progress: Pro
     # lean engines batch the steps of up to batchSize documents (each slot's cache sized to a
     # prompt window and a suggestion, a few tokens more for the healed ones); others decode one at a time
     capacity = settings.context_tokens + settings.max_tokens + 64
-    return CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
+    service = CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
+    service.grammars(settings.grammar_engine)  # its view of the vocabulary is built now, not on the first request
+    return service
 
 
 @dataclass(frozen=True)

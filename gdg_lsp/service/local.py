@@ -18,7 +18,8 @@ from gdg_lsp.backends.lean.batching import SlotPool
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution, Executor
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
+from gdg_lsp.grammar import engine as grammar_engines
+from gdg_lsp.grammar.engine import GrammarEngine
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
 from gdg_lsp.service import candidates, suffix
 from gdg_lsp.service import prompt as prompts
@@ -110,11 +111,29 @@ class CompletionService:
         self._pool = backend if decoder is None and isinstance(backend, SlotPool) else None
         self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
         self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
-        self.grammars = GrammarCache(backend.vocab)  # shared: it is thread-safe
+        self._grammar_engines: dict[str, GrammarEngine] = {}  # per engine, shared: each is thread-safe
+        self._engines_lock = threading.Lock()
         self.template = prompt_shapes.detect(backend.vocab)
         """The model's fill-in-the-middle layout, or None (prefix-only prompts)."""
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
+
+    def grammars(self, setting: str = "auto") -> GrammarEngine:
+        """The grammar engine ``gdg.grammarEngine`` names, made on first use."""
+        name = grammar_engines.resolve(setting)
+        engine = self._grammar_engines.get(name)
+        if engine is None:
+            with self._engines_lock:
+                engine = self._grammar_engines.get(name)
+                if engine is None:
+                    # a remote engine's text is checked byte by byte (its prompt vocabulary grows)
+                    vocab = getattr(self.backend, "grammar_vocab", self.vocab)
+                    engine = self._grammar_engines[name] = grammar_engines.create(name, vocab)
+        return engine
+
+    def use_grammars(self, engine: GrammarEngine) -> None:
+        """Compile with ``engine`` for its name from now on (benchmarks start from empty caches)."""
+        self._grammar_engines[engine.name] = engine
 
     @property
     def concurrency(self) -> int:
@@ -205,7 +224,7 @@ class CompletionService:
         prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
-        executor = Executor(analyzer, decoder, self.grammars)
+        executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
 
         def run(temperature: float = 0.0, seed: int | None = None) -> Execution:
             return executor.run(hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline,

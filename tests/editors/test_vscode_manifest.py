@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from gdg_lsp.settings import CONSTRAINTS, Settings, from_json, to_json
+from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Settings, from_json, to_json
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
 EXTENSION_SETTINGS = MANIFEST.parent / "src" / "settings.ts"
@@ -70,6 +70,8 @@ def test_the_server_accepts_what_the_extension_sends_by_default():
 def test_enums_match_the_server():
     props = _properties()
     assert tuple(props["gdg.constraint"]["enum"]) == CONSTRAINTS
+    assert tuple(props["gdg.grammarEngine"]["enum"]) == GRAMMAR_ENGINES
+    assert tuple(props["gdg.remote.dialect"]["enum"]) == REMOTE_DIALECTS
 
 
 CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.jq import inputs, schema
 from gdg_lsp.languages.jq.analyzer import JqAnalyzer
@@ -75,22 +75,22 @@ def test_paths_are_typed_by_nesting_through_pipes_select_map_and_brackets():
     assert node_at_end(".items[] as $i | .") == "."
 
 
-def test_holes_offer_only_the_fields_of_the_node(tmp_path: Path, byte_cache):
+def test_holes_offer_only_the_fields_of_the_node(tmp_path: Path, byte_engine):
     (tmp_path / "orders.json").write_text(json.dumps(ORDERS))
     doc = tmp_path / "orders.jq"
     text = "# totals\n.items[] | select(.id > 0) | .pr"
     hole = JqAnalyzer().hole_at(_snapshot(doc, text), len(text), _workspace(tmp_path))
     assert isinstance(hole, Hole) and hole.typed == ".pr" and hole.context["node"] == ".items[]"
     assert "orders.json: whole file" in hole.context["input"]
-    grammar = byte_cache.get(fragments.instantiate(fragments.fragment("jq", "filter"), "gamma", hole.gamma,
-                                                   hole.context).text)
+    grammar = byte_engine.get(fragments.instantiate(fragments.fragment("jq", "filter"), "gamma", hole.gamma,
+                                                    hole.context))
     assert accepts(grammar, ".price.amount\n") and accepts(grammar, ".price | .amount | tostring\n")
     assert not accepts(grammar, ".prize\n") and not accepts(grammar, ".meta\n")
     text = "map(.na"
     (tmp_path / "list.json").write_text(json.dumps([{"name": 1}]))
     hole = JqAnalyzer().hole_at(_snapshot(tmp_path / "list.jq", text), len(text), _workspace(tmp_path))
-    grammar = byte_cache.get(fragments.instantiate(fragments.fragment("jq", "filter"), "gamma", hole.gamma,
-                                                   hole.context).text)
+    grammar = byte_engine.get(fragments.instantiate(fragments.fragment("jq", "filter"), "gamma", hole.gamma,
+                                                    hole.context))
     assert accepts(grammar, ".name)\n") and not accepts(grammar, ".nam)\n")
     assert isinstance(JqAnalyzer().hole_at(_snapshot(doc, ".a # c"), 6, _workspace(tmp_path)), NoHole)
 

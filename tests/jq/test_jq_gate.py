@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.jq import bench
 from gdg_lsp.languages.jq.analyzer import JqAnalyzer
@@ -25,12 +25,12 @@ from gdg_lsp.languages.jq.analyzer import JqAnalyzer
 GHOST = "zz_not_in_gamma"
 
 
-def _compiled(hole: Hole, rung: str, byte_cache):
-    return byte_cache.get(fragments.instantiate(fragments.fragment("jq", "filter"), rung, hole.gamma,
-                                                hole.context).text)
+def _compiled(hole: Hole, rung: str, byte_engine):
+    return byte_engine.get(fragments.instantiate(fragments.fragment("jq", "filter"), rung, hole.gamma,
+                                                 hole.context))
 
 
-def test_jq_test_programs_pass_the_gate(tmp_path: Path, byte_cache):
+def test_jq_test_programs_pass_the_gate(tmp_path: Path, byte_engine):
     cases = [c for c in bench.test_cases(bench.test_file(bench.HERE_CORPUS))
              if isinstance(c[2], (dict, list)) and bench._cut(c[1], c[2]) is not None]
     assert len(cases) >= 30
@@ -41,12 +41,12 @@ def test_jq_test_programs_pass_the_gate(tmp_path: Path, byte_cache):
         hole = JqAnalyzer().hole_at(Snapshot(stem.with_suffix(".jq").as_uri(), "jq", 1, "", None), 0,
                                     WorkspaceContext([tmp_path]))
         assert isinstance(hole, Hole), hole
-        if not accepts(_compiled(hole, "base", byte_cache), program + "\n"):
+        if not accepts(_compiled(hole, "base", byte_engine), program + "\n"):
             continue  # syntax the fragment does not cover (destructuring, reduce, ?//, ...)
         if re.search(r"\[[0-9]+\]\.", program):
             continue  # `.foo[2].bar`: the gamma rung writes `[]` steps (an index is typed, never suggested)
         covered += 1
-        gamma = _compiled(hole, "gamma", byte_cache)
+        gamma = _compiled(hole, "gamma", byte_engine)
         if bench.ghosts(program, data):
             # the test itself reads (or creates) a field its input lacks: a real negative
             if accepts(gamma, program + "\n"):

@@ -14,7 +14,6 @@ from gdg_lsp.backends.models import random_backend
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Executor, Prompt
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.jq.analyzer import JqAnalyzer
 from gdg_lsp.languages.jq.bench import ghosts
@@ -29,7 +28,7 @@ JSON = st.recursive(st.one_of(st.integers(0, 9), st.booleans(), st.just("s")),
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.dictionaries(KEY, JSON, min_size=1, max_size=4), seed=st.integers(0, 10_000),
        start=st.sampled_from(["", ".", "map(."]))
-def test_filters_read_only_fields_the_input_has(data, seed, start, tiny_vocab, tmp_path_factory):
+def test_filters_read_only_fields_the_input_has(data, seed, start, tiny_vocab, tiny_engine, tmp_path_factory):
     folder = tmp_path_factory.mktemp("jq")
     (folder / "f.json").write_text(json.dumps(data))
     text = start
@@ -37,7 +36,7 @@ def test_filters_read_only_fields_the_input_has(data, seed, start, tiny_vocab, t
                                 WorkspaceContext([folder]))
     assert isinstance(hole, Hole)
     backend = random_backend(tiny_vocab, seed=seed, hidden=16, layers=1)
-    executor = Executor(JqAnalyzer(), Decoder(backend), _CACHE.setdefault(id(tiny_vocab), GrammarCache(tiny_vocab)))
+    executor = Executor(JqAnalyzer(), Decoder(backend), tiny_engine)
     execution = executor.run(hole, Prompt(tiny_vocab.encode("# f\n" + text).ids, replay=hole.typed), "scope",
                              max_tokens=40, max_lines=1, temperature=1.0, seed=seed)
     if not execution.text.strip() or execution.statements[0].rung != "gamma":
@@ -45,5 +44,3 @@ def test_filters_read_only_fields_the_input_has(data, seed, start, tiny_vocab, t
     program = text + execution.text
     assert not ghosts(program, data), (program, data)
 
-
-_CACHE: dict = {}

@@ -2,7 +2,7 @@
 hole classifier picks, at the rung π picks and at gamma, and the same line with
 one reference swapped for a name outside Γ is rejected there (while the open
 base rung still accepts it, so the rejection is Γ's doing, not the syntax's).
-Grammars are compiled for the default model's vocabulary, as the decoder uses them."""
+Grammars are compiled for the default model's vocabulary, as the decoder uses them, by each engine."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import re
 from p4_helpers import corpus_programs, snapshot, workspace
 
 from gdg_lsp import fragments
-from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
+from gdg_lsp.grammar.engine import accepts, full_match
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.p4.analyzer import KEYWORDS
 from gdg_lsp.languages.p4.blocks import block_context
@@ -63,7 +63,7 @@ def _references(line: str) -> list[tuple[int, int]]:
     return spans
 
 
-def test_gate(p4, p4_corpus, smol_cache):
+def test_gate(p4, p4_corpus, smol_engine):
     rng = random.Random(5)
     counts = {name: [0, 0] for name in PER_FRAGMENT}
     for fragment_name, (path, text, line_start, indent, stmt) in _positives():
@@ -73,10 +73,10 @@ def test_gate(p4, p4_corpus, smol_cache):
         hole = p4.hole_at(snapshot(p4, doc, path.as_uri()), cursor, workspace())
         assert isinstance(hole, Hole) and hole.fragment == fragment_name, (path.name, stmt, hole)
         frag = fragments.fragment("p4", hole.fragment)
-        choice = fragments.choose(frag, hole.gamma, hole.context, hole.typed, "scope", smol_cache.get, accepts)
+        choice = fragments.choose(frag, hole.gamma, hole.context, hole.typed, "scope", smol_engine.get, accepts)
         assert choice.rung is not None, (path.name, stmt, choice.explain())
         rungs = [choice.rung] + (["gamma"] if choice.rung != "gamma" else [])
-        compiled = {rung: smol_cache.get(fragments.instantiate(frag, rung, hole.gamma, hole.context).text) for rung in rungs}
+        compiled = {rung: smol_engine.get(fragments.instantiate(frag, rung, hole.gamma, hole.context)) for rung in rungs}
         for rung, grammar in compiled.items():
             assert full_match(grammar, stmt + "\n"), f"{path.name}: {fragment_name}/{rung} rejects {stmt!r}"
         counts[fragment_name][0] += 1
@@ -85,7 +85,7 @@ def test_gate(p4, p4_corpus, smol_cache):
             continue
         start, end = rng.choice(spans)
         negative = stmt[:start] + GHOST + stmt[end:]
-        base = smol_cache.get(fragments.instantiate(frag, "base", hole.gamma, hole.context).text)
+        base = smol_engine.get(fragments.instantiate(frag, "base", hole.gamma, hole.context))
         assert full_match(base, negative + "\n"), f"{path.name}: base rejects the swapped line {negative!r}"
         for rung, grammar in compiled.items():
             assert not full_match(grammar, negative + "\n"), f"{path.name}: {fragment_name}/{rung} accepts {negative!r}"

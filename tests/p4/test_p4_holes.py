@@ -6,7 +6,7 @@ import pytest
 from p4_helpers import BASIC, hole_in_new_line, snapshot, workspace
 
 from gdg_lsp import fragments, languages
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 from gdg_lsp.languages.base import Hole, NoHole
 
 

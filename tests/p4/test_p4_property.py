@@ -14,7 +14,6 @@ from p4_helpers import hole_in_new_line
 from gdg_lsp import fragments
 from gdg_lsp.backends.models import random_backend
 from gdg_lsp.decoding.engine import Decoder, DecodeSpec
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.p4.analyzer import KEYWORDS
 
@@ -72,14 +71,14 @@ def _references(line: str) -> list[str]:
     return refs
 
 
-def _suggest(p4, tiny_vocab, text, where, seed, rung):
+def _suggest(p4, tiny_vocab, engine, text, where, seed, rung):
     after = "    apply {\n" if where == "apply" else "    state start {\n"
     hole = hole_in_new_line(p4, text, after, ws=None)
     assert isinstance(hole, Hole) and hole.fragment == "statement"
     grammar = fragments.instantiate(fragments.fragment("p4", "statement"), rung, hole.gamma, hole.context)
     backend = random_backend(tiny_vocab, seed=seed, hidden=32, layers=1)
     result = Decoder(backend).decode(DecodeSpec(tiny_vocab.encode(text[:200]).ids,
-                                                grammar=GrammarCache(tiny_vocab).get(grammar.text),
+                                                grammar=engine.get(grammar),
                                                 max_tokens=100, temperature=1.0, seed=seed))
     return hole.gamma, result.text if result.natural else (result.complete_text or "")
 
@@ -87,20 +86,20 @@ def _suggest(p4, tiny_vocab, text, where, seed, rung):
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(program=programs(), seed=st.integers(0, 10_000), rung=st.sampled_from(["ctx", "gamma"]))
-def test_suggestions_reference_only_gamma(program, seed, rung, p4, tiny_vocab):
+def test_suggestions_reference_only_gamma(program, seed, rung, p4, tiny_vocab, tiny_engine):
     text, where = program
-    gamma, line = _suggest(p4, tiny_vocab, text, where, seed, rung)
+    gamma, line = _suggest(p4, tiny_vocab, tiny_engine, text, where, seed, rung)
     known = set(gamma.visible())
     for ref in _references(line):
         assert ref in known, (ref, line, rung)
 
 
-def test_the_property_sees_references(p4, tiny_vocab):
+def test_the_property_sees_references(p4, tiny_vocab, tiny_engine):
     """Not vacuous: over a few seeds, random models do write names and paths."""
     text = _FIXED
     seen = []
     for seed in range(12):
-        gamma, line = _suggest(p4, tiny_vocab, text, "apply" if seed % 2 else "state", seed, "ctx")
+        gamma, line = _suggest(p4, tiny_vocab, tiny_engine, text, "apply" if seed % 2 else "state", seed, "ctx")
         refs = _references(line)
         assert all(r in gamma for r in refs), (line, refs)
         seen += refs

@@ -23,7 +23,8 @@ def test_decode_arms_side_by_side(report):
     engines = report["decode"]
     assert len(engines) == 1
     (arms,) = engines.values()
-    assert list(arms) == ["none", "syntax", "scope"]
+    # the scope arm with the default grammar engine, and again with the other one
+    assert list(arms) == ["none", "syntax", "scope", "scope/xgrammar"]
     for arm, m in arms.items():
         assert m["holes"] == report["holes"] == 2
         assert 0 < m["tokens"] <= 2 * report["max_tokens"]
@@ -35,6 +36,7 @@ def test_decode_arms_side_by_side(report):
     assert arms["scope"]["warm_ratio_vs_none"] == pytest.approx(ratio)
     assert arms["none"]["rungs"] == ["none"] and arms["syntax"]["rungs"] == ["base"]
     assert set(arms["scope"]["rungs"]) <= {"pin", "ctx", "gamma", "base"}
+    assert arms["scope/xgrammar"]["rungs"] == arms["scope"]["rungs"]  # both engines accept the same texts
 
 
 def test_drafts_are_measured_against_stepping(report):
@@ -53,17 +55,28 @@ def test_first_ask_with_nothing_cached_is_measured_both_ways(report):
     assert "prefill during the compile" in perf.render(report)
 
 
-def test_grammar_cost_against_gamma_size(report):
-    rows = report["grammar"]
+def test_grammar_cost_against_gamma_size_per_engine(report):
+    g = report["grammar"]
+    assert g["engines"] == ["llguidance", "xgrammar"]  # --quick leaves the static baseline out
+    rows = g["rows"]
     assert [r["names"] for r in rows] == [10, 100, 1000]
     sizes = [r["gamma_size"] for r in rows]
     assert sizes == sorted(sizes) and all(r["gamma_size"] >= r["names"] for r in rows)
     for r in rows:
-        assert r["rung"] == "gamma"
-        assert r["instantiate_ms"] > 0 and r["compile_ms"] > 0
-        assert r["uncached_ms"] >= r["compile_ms"]
-        assert 0 < r["cache_hit_ms"] < r["compile_ms"]
-        assert r["names_only_compile_ms"] > 0
+        assert r["rung"] == "gamma" and r["instantiate_ms"] > 0
+        for engine in g["engines"]:
+            m = r["engines"][engine]
+            assert m["compile_ms"] > 0 and m["first_mask_ms"] > 0
+            assert m["new_gamma_p50_ms"] >= m["compile_ms"] + m["first_mask_ms"] - 1e-3
+            assert 0 < m["cache_hit_ms"] < m["compile_ms"]
+    t = g["per_token"]
+    assert t["tokens"] > 5 and t["model_step_ms"] > 0
+    for engine in g["engines"]:
+        m = t["engines"][engine]
+        assert m["mask_ms"] > 0 and m["check_ms"] > 0
+        assert m["mask_pct_of_step"] == pytest.approx(100 * m["mask_ms"] / t["model_step_ms"], rel=1e-3)
+    assert g["static"]["llguidance_template_lark_ms"] > 0 and g["static"]["llguidance_template_lark_chars"] > 1000
+    assert "llguidance new Γ" in perf.render(report) and "xgrammar new Γ" in perf.render(report)
 
 
 def test_keystroke_path_against_file_size(report):
@@ -154,7 +167,7 @@ def test_rendered_tables(report):
     for heading in ("### engines", "### decode", "### batch", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
         assert heading in text
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ")]
-    assert rows.count("| none") == 1 and rows.count("| scope") == 1
+    assert rows.count("| none") == 1 and rows.count("| scope") == 1 and rows.count("| scope/xgrammar") == 1
 
 
 def test_only_the_keystroke_section_loads_no_model(tmp_path):

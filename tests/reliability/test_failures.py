@@ -149,9 +149,11 @@ async def test_grammar_that_fails_to_compile(monkeypatch, caplog):
 
     real = fragments.instantiate
 
-    def broken(*args, **kwargs):
+    def broken(*args, **kwargs):  # what each engine compiles from is broken: the text and the tree
         done = real(*args, **kwargs)
-        return dataclasses.replace(done, text=done.text + '\nbroken ::= ( "unclosed"\n')
+        root = fragments.ebnf.Seq((done.rules["root"], fragments.ebnf.Ref("undefined_rule")))
+        return dataclasses.replace(done, static_text=done.static_text + '\nbroken ::= ( "unclosed"\n',
+                                   rules={**done.rules, "root": root})
 
     monkeypatch.setattr(fragments.policy, "instantiate", broken)  # π instantiates through its module
     server_obj = create_server(dev=True)

@@ -22,7 +22,8 @@ from gdg_lsp.bench.stress import (
     rss_bytes,
 )
 from gdg_lsp.decoding.engine import Decoder, DecodeSpec
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
+from gdg_lsp.grammar.engine import full_match
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.vocab import ListVocabulary
 from tests.reliability.conftest import NO_MODEL
 

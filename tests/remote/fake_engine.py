@@ -6,9 +6,11 @@ from the field the configured kind uses (vLLM: ``structured_outputs.grammar``;
 llama.cpp: ``grammar``). Behaviours (``engine.mode``), switchable mid-test:
 
 - ``grammar``: a random "model" under the grammar's mask: the grammar is
-  compiled by XGrammar over a one-byte-per-token vocabulary and each byte is
-  drawn at random among the allowed ones (a newline or the end is preferred
-  when allowed, so lines end). Like a random-weight model behind a correct engine.
+  compiled over a one-byte-per-token vocabulary (by XGrammar, or by llguidance
+  when it is Lark: vLLM's ``guidance`` backend, or llama.cpp's ``%llguidance``)
+  and each byte is drawn at random among the allowed ones (a newline or the end
+  is preferred when allowed, so lines end). Like a random-weight model behind a
+  correct engine.
 - ``ignore``: a proxy that strips the grammar: adversarial text (names that
   are not in any Γ, random bytes), except for the connection probe grammar
   ``root ::= "42"`` when ``honour_probe`` is set (a server that fools the probe).
@@ -32,29 +34,103 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import llguidance
 import numpy as np
+import torch
 import xgrammar as xgr
 
 GHOSTS = ["ghost_name", "undefined_thing(ghost)", "os.system('x')", "SELECT nope FROM nowhere", "zz9", "\x00\x01"]
 STOP = 0
-PROBE = 'root ::= "42"'  # the grammar gdg-lsp probes an engine with
+PROBES = ('root ::= "42"', 'start: "42"', '%llguidance {}\nstart: "42"')  # the grammars gdg-lsp probes an engine with
+
+
+def is_lark(grammar: str) -> bool:
+    """Lark (llguidance's dialect) rather than EBNF/GBNF: how vLLM's guidance backend tells them apart."""
+    head = grammar.lstrip()
+    return head.startswith("%llguidance") or ("::=" not in grammar and ":" in head.split("\n", 1)[0])
 
 
 class _ByteGrammars:
-    """XGrammar over bytes 1..255 plus a stop token (id 0)."""
+    """Grammars over bytes 1..255 plus a stop token (id 0): EBNF/GBNF by XGrammar, Lark by llguidance."""
 
     def __init__(self) -> None:
         encoded = [b"</s>", *(bytes([b]) for b in range(1, 256))]
         self.info = xgr.TokenizerInfo(encoded, vocab_type=xgr.VocabType.RAW, stop_token_ids=[STOP])
         self.compiler = xgr.GrammarCompiler(self.info, max_threads=1)
+        self.tokenizer = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteWrapper(encoded)), n_vocab=256,
+                                                eos_token=STOP)
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def compiled(self, text: str):
         with self._lock:
             if text not in self._cache:
-                self._cache[text] = self.compiler.compile_grammar(xgr.Grammar.from_ebnf(text))
+                if is_lark(text):
+                    matcher = llguidance.LLMatcher(self.tokenizer, text, log_level=0)
+                    if matcher.is_error():
+                        raise ValueError(matcher.get_error()[:300])
+                    self._cache[text] = matcher
+                else:
+                    self._cache[text] = self.compiler.compile_grammar(xgr.Grammar.from_ebnf(text))
             return self._cache[text]
+
+    def matcher(self, text: str) -> _Matcher:
+        compiled = self.compiled(text)
+        if isinstance(compiled, llguidance.LLMatcher):
+            return _LarkMatcher(compiled.deep_copy())
+        return _EbnfMatcher(xgr.GrammarMatcher(compiled))
+
+
+class _ByteWrapper:
+    def __init__(self, tokens: list[bytes]) -> None:
+        self.tokens, self.eos_token_id, self.bos_token_id, self.special_token_ids = tokens, STOP, None, [STOP]
+
+    def __call__(self, text: bytes | str) -> list[int]:
+        return list(text.encode() if isinstance(text, str) else text)
+
+
+class _Matcher:
+    def allowed(self) -> list[int]: ...
+    def accept(self, token: int) -> bool: ...
+
+
+class _EbnfMatcher(_Matcher):
+    def __init__(self, matcher: xgr.GrammarMatcher) -> None:
+        self.m = matcher
+        self.bitmask = xgr.allocate_token_bitmask(1, 256)
+
+    def allowed(self) -> list[int]:
+        self.m.fill_next_token_bitmask(self.bitmask)
+        return np.flatnonzero(np.unpackbits(self.bitmask.numpy().view(np.uint8), bitorder="little")[:256]).tolist()
+
+    def accept(self, token: int) -> bool:
+        return self.m.accept_token(token)
+
+
+class _LarkMatcher(_Matcher):
+    def __init__(self, matcher: llguidance.LLMatcher) -> None:
+        self.m = matcher
+        self.bitmask = torch.zeros((1, 8), dtype=torch.int32)
+
+    def allowed(self) -> list[int]:
+        if self.m.is_stopped():
+            return [STOP] if self.m.is_accepting() else []
+        self.m.unsafe_compute_mask_ptr(self.bitmask.data_ptr(), 32)
+        if self.m.is_error():  # no byte extends the text
+            return [STOP] if self.m.is_accepting() else []
+        return np.flatnonzero(np.unpackbits(self.bitmask.numpy().view(np.uint8), bitorder="little")[:256]).tolist()
+
+    def accept(self, token: int) -> bool:
+        return self.m.consume_token(token)
+
+
+def matches(grammar: str, text: str, complete: bool) -> bool:
+    """Whether ``text`` is a string (``complete``) or a prefix of one of ``grammar``, as the engine reads it."""
+    matcher = BYTE_GRAMMARS.matcher(grammar)
+    for byte in text.encode():
+        if byte not in matcher.allowed() or not matcher.accept(byte):
+            return False
+    return not complete or STOP in matcher.allowed()
 
 
 class FakeEngine:
@@ -65,6 +141,7 @@ class FakeEngine:
         self.model = model
         self.api_key = api_key
         self.honour_probe = True
+        self.llguidance_build = True  # a llama.cpp built with -DLLAMA_LLGUIDANCE=ON
         self.slow_seconds = 0.2
         self.delay = 0.0  # seconds between chunks in the other modes
         self.in_flight = 0
@@ -161,10 +238,13 @@ class FakeEngine:
             time.sleep(30)
             return
         grammar = self.grammar_of(body)
+        if self.kind == "llamacpp" and (grammar or "").startswith("%llguidance") and not self.llguidance_build:
+            self._json(handler, 400, {"error": {"message": "failed to parse grammar (built without llguidance)"}})
+            return
         max_tokens = int(body.get("max_tokens") or 16)
         if mode == "slow":  # a long generation that streams at once, slowly (its text does not matter)
             pieces: list[tuple[str, str | None]] = [("", None)] * 50 + [("", "length")]
-        elif mode == "ignore" and not (self.honour_probe and (grammar or "").strip() == PROBE):
+        elif mode == "ignore" and not (self.honour_probe and (grammar or "").strip() in PROBES):
             pieces = self._adversarial(max_tokens)
         else:
             try:
@@ -217,14 +297,11 @@ def sample(grammars: _ByteGrammars, grammar: str, rng: random.Random, max_bytes:
     detokenizers do). Like a model that likes to finish, it picks one of ``closers``
     half the time when the grammar allows one."""
     closing = {ord(c) for c in closers}
-    matcher = xgr.GrammarMatcher(grammars.compiled(grammar))
-    bitmask = xgr.allocate_token_bitmask(1, grammars.info.vocab_size)
+    matcher = grammars.matcher(grammar)
     decoder = codecs.getincrementaldecoder("utf-8")()
     text = ""
     for _ in range(max_bytes):
-        matcher.fill_next_token_bitmask(bitmask)
-        bits = np.unpackbits(bitmask.numpy().view(np.uint8), bitorder="little")[: grammars.info.vocab_size]
-        allowed = np.flatnonzero(bits).tolist()
+        allowed = matcher.allowed()
         if not allowed or (STOP in allowed and (allowed == [STOP] or rng.random() < stop_bias)):
             return text, True
         if 10 in allowed and rng.random() < newline_bias:
@@ -237,7 +314,7 @@ def sample(grammars: _ByteGrammars, grammar: str, rng: random.Random, max_bytes:
             if not choices:
                 return text, False
             token = rng.choice(choices)
-        if not matcher.accept_token(token):
-            raise AssertionError("XGrammar refused a token its own mask allowed")
+        if not matcher.accept(token):
+            raise AssertionError("the engine refused a token its own mask allowed")
         text += decoder.decode(bytes([token]))  # token t is the byte t
     return text, False

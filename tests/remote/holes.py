@@ -18,7 +18,7 @@ from typing import Any
 from gdg_lsp import languages
 from gdg_lsp.documents import Document
 from gdg_lsp.explain import byte_grammars
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.cases import HoleCase, OracleResult
 from gdg_lsp.settings import Settings
@@ -78,9 +78,9 @@ def outside_grammar(suggestion: Any) -> list[str]:
     execution = getattr(suggestion, "execution", None)
     typed = getattr(getattr(suggestion, "hole", None), "typed", "")
     for trace in getattr(execution, "statements", None) or []:
-        if trace.grammar and trace.text.strip() and not trace.dropped:
+        if trace.source is not None and trace.text.strip() and not trace.dropped:
             region = typed + trace.text if trace.index == 0 else trace.text.lstrip(" \t")
-            if not accepts(_BYTES.get(trace.grammar), region):
+            if not accepts(_BYTES.get(trace.source), region):
                 bad.append(trace.text)
     return bad
 

@@ -1,10 +1,11 @@
 """Grammar dialects and grammar derivatives on every language's fragments.
 
 Each fragment template is instantiated with hostile names (quotes, a
-backslash, ``|``, parentheses, an underscore, unicode) and printed in both
-dialects. XGrammar EBNF must parse with XGrammar; GBNF must pass a strict
-reader of llama.cpp's rules (tests/remote/gbnf_check.py) and mean the same:
-random strings of the template grammar are accepted by both printed forms.
+backslash, ``|``, parentheses, an underscore, unicode) and printed in every
+dialect. XGrammar EBNF must parse with XGrammar; GBNF must pass a strict
+reader of llama.cpp's rules (tests/remote/gbnf_check.py); Lark must parse with
+llguidance; and they mean the same: random strings of the template grammar are
+accepted by every printed form, each read by the engine that reads it.
 The grammar sent to an engine after typed text (``continuation.request_grammar``)
 is checked both ways: the rest of a real string is in it, and every random
 string of it, appended to the typed text, is in the original grammar.
@@ -20,9 +21,9 @@ from gdg_lsp import fragments
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar import continuation, dialects
-from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
+from gdg_lsp.grammar.engine import accepts, full_match
 from tests.remote import gbnf_check
-from tests.remote.fake_engine import BYTE_GRAMMARS, sample
+from tests.remote.fake_engine import BYTE_GRAMMARS, matches, sample
 
 HOSTILE = ["alpha_beta", 'q"uote', "back\\slash", "p|i(pe)", "é_ü", "x"]
 LANGUAGES = ["python", "sql", "p4", "tilelang"]
@@ -42,9 +43,16 @@ def _cases():
 
 @pytest.fixture(scope="module")
 def byte_cache():
+    """XGrammar reads both EBNF dialects (the GBNF printer writes their common subset)."""
     from gdg_lsp.explain import byte_grammars
 
-    return byte_grammars()
+    return byte_grammars("xgrammar")
+
+
+def _means(byte_cache, dialect: str, text: str, string: str, complete: bool) -> bool:
+    if dialect == "lark":
+        return matches(text, string, complete)
+    return (full_match if complete else accepts)(byte_cache.get(text), string)
 
 
 @pytest.mark.parametrize(("language", "name"), list(_cases()))
@@ -53,18 +61,20 @@ def test_both_dialects_parse_and_mean_the_same(language, name, byte_cache):
     original = ebnf.render(rules)
     xgrammar_text = dialects.render(rules, "xgrammar")
     gbnf_text = dialects.render(rules, "gbnf")
+    lark_text = dialects.render(rules, "lark")
     dialects.validate(xgrammar_text, "xgrammar")
     dialects.validate(gbnf_text, "gbnf")
+    dialects.validate(lark_text, "lark")
     defined = gbnf_check.check(gbnf_text)
     assert all("_" not in n for n in defined)
     assert "_" in "".join(rules), "the test should exercise renaming: some rule name has an underscore"
     rng = random.Random(f"{language}/{name}")
-    compiled = [byte_cache.get(t) for t in (xgrammar_text, gbnf_text)]
+    printed = {"xgrammar": xgrammar_text, "gbnf": gbnf_text, "lark": lark_text}
     for _ in range(12):  # random walks often wander into strings: those are checked as prefixes
         text, ended = sample(BYTE_GRAMMARS, original, rng, 300)
         assert text
-        for grammar in compiled:
-            assert (full_match if ended else accepts)(grammar, text), (text, ended)
+        for dialect, grammar in printed.items():
+            assert _means(byte_cache, dialect, grammar, text, ended), (dialect, text, ended)
 
 
 @pytest.mark.parametrize(("language", "name"), list(_cases()))
@@ -87,8 +97,7 @@ def test_request_grammar_is_exactly_the_rest(language, name, byte_cache):
             dialects.validate(sent, dialect)
             if dialect == "gbnf":
                 gbnf_check.check(sent)
-            compiled = byte_cache.get(sent)
-            assert (full_match if ended else accepts)(compiled, heal + text[cut:]), (text, cut, heal)
+            assert _means(byte_cache, dialect, sent, heal + text[cut:], ended), (dialect, text, cut, heal)
             for _ in range(3):
                 other, other_ended = sample(BYTE_GRAMMARS, sent, rng, 60, newline_bias=0.05)
                 assert other.startswith(heal) or heal.startswith(other)

@@ -22,7 +22,7 @@ from gdg_lsp.service.local import CompletionService
 from gdg_lsp.service.remote import RemoteCompletionService, Status
 from gdg_lsp.settings import RemoteSettings, Settings, from_json
 from tests.remote import gbnf_check, holes
-from tests.remote.fake_engine import PROBE, FakeEngine
+from tests.remote.fake_engine import PROBES, FakeEngine, is_lark
 
 CODE = "import os\n\ndef f(alpha, beta):\n    gamma = alpha + 1\n    "
 
@@ -54,14 +54,17 @@ def complete(service, settings: Settings, code: str = CODE, cancel: threading.Ev
 # -- the guarantee through the engine --------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["vllm", "llamacpp"])
+@pytest.mark.parametrize(("kind", "dialect"), [("vllm", "auto"), ("llamacpp", "auto"), ("vllm", "lark"),
+                                               ("llamacpp", "lark")])
 @pytest.mark.parametrize("language", ["python", "sql"])
-def test_no_ghosts_from_a_random_or_adversarial_engine(kind, language, caplog):
+def test_no_ghosts_from_a_random_or_adversarial_engine(kind, dialect, language, caplog):
     """Held-out-style holes: half the answers follow the grammar at random, half ignore it
     (names from nowhere). The independent oracles (pyflakes, SQLite) find no ghost, and
-    the adversarial answers were dropped by the local re-check, with the reason logged."""
+    the adversarial answers were dropped by the local re-check, with the reason logged.
+    Grammars go out in the dialect asked for: EBNF to vLLM and GBNF to llama.cpp by
+    default; Lark (vLLM's guidance backend, llama.cpp after ``%llguidance``) when set."""
     with FakeEngine(kind=kind, mode="mixed", seed=7) as engine:
-        settings = settings_for(engine)
+        settings = settings_for(engine, dialect=dialect)
         service = service_for(settings)
         assert service.using_remote
         cases = holes.cut(language, 8, seed=3)
@@ -75,12 +78,27 @@ def test_no_ghosts_from_a_random_or_adversarial_engine(kind, language, caplog):
     assert all(g for g in grammars), "a request went out without a grammar"
     if kind == "vllm":
         assert all("guided_grammar" not in r and "grammar" not in r for r in engine.requests)
-    else:
+    if dialect == "lark":
+        assert all(is_lark(g) for g in grammars)
+        assert all(g.startswith("%llguidance {}\n") for g in grammars) == (kind == "llamacpp")
+    elif kind == "llamacpp":
         for g in grammars:
             gbnf_check.check(g)
     rejected = [r for r in caplog.records if "dropped the remote suggestion" in r.getMessage()]
     assert rejected, "the adversarial engine never answered outside the grammar: the re-check was not exercised"
     assert any(f.suggestion.text for f in filled), "nothing was ever suggested: the test proves nothing"
+
+
+def test_a_llamacpp_without_llguidance_is_refused_at_connect_when_lark_is_asked(random_backend):
+    """gdg.remote.dialect lark to a llama.cpp built without llguidance: the probe's grammar is
+    refused (HTTP 400), so the engine is not used, and the notice says what to set."""
+    with FakeEngine(kind="llamacpp") as engine:
+        engine.llguidance_build = False
+        statuses: list[Status] = []
+        service = service_for(settings_for(engine, dialect="lark"), random_backend, statuses)
+        assert not service.using_remote
+        assert any(s.notice for s in statuses)
+        assert engine.requests and engine.requests[0]["grammar"].startswith("%llguidance {}\n")
 
 
 def test_a_proxy_that_strips_grammars_is_refused_at_connect(random_backend):
@@ -132,7 +150,7 @@ def test_four_documents_at_once_with_different_grammars(engine):
         t.join(60)
     assert not errors and set(results) == {"python", "sql", "p4", "tilelang"}
     assert engine.max_in_flight >= 2, "the requests never overlapped"
-    sent = {engine.grammar_of(r) for r in engine.requests if (engine.grammar_of(r) or '').strip() != PROBE}
+    sent = {engine.grammar_of(r) for r in engine.requests if (engine.grammar_of(r) or '').strip() not in PROBES}
     assert len(sent) >= 4
     for language, filled in results.items():
         for f in filled:

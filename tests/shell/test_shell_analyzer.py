@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gdg_lsp import fragments
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, NoHole
 from gdg_lsp.languages.shell import analyzer as shell_analyzer
 from gdg_lsp.languages.shell.analyzer import ShellAnalyzer
@@ -35,15 +35,15 @@ def _hole(root: Path, text: str, tools=("fake",)) -> Hole:
     return hole
 
 
-def _grammar(hole: Hole, byte_cache, rung: str = "gamma"):
-    return byte_cache.get(fragments.instantiate(fragments.fragment(hole.language, hole.fragment), rung,
-                                                hole.gamma, hole.context).text)
+def _grammar(hole: Hole, byte_engine, rung: str = "gamma"):
+    return byte_engine.get(fragments.instantiate(fragments.fragment(hole.language, hole.fragment), rung,
+                                                 hole.gamma, hole.context))
 
 
-def test_the_hole_is_the_line_and_its_grammar_admits_only_existing_names(ws: Path, byte_cache):
+def test_the_hole_is_the_line_and_its_grammar_admits_only_existing_names(ws: Path, byte_engine):
     hole = _hole(ws, "#!/bin/sh\nset -e\nfake build --release\n  git checkout ")
     assert hole.typed == "git checkout " and hole.sort == "Command"
-    grammar = _grammar(hole, byte_cache)
+    grammar = _grammar(hole, byte_engine)
     for line in ("git checkout feature/login\n", "git checkout release-1.2 && make lint\n", "npm run build\n",
                  "git push origin v1.0\n", "just deploy\n", "task vet\n", "fake build --release\n",
                  "fake -C dir deploy\n", "git checkout \"$BRANCH\"\n", "git merge HEAD~2\n", "echo $(make test)\n"):
@@ -51,7 +51,7 @@ def test_the_hole_is_the_line_and_its_grammar_admits_only_existing_names(ws: Pat
     for line in ("git checkout featurelogin\n", "make deploy\n", "npm run lint\n", "git push backup main\n",
                  "just ghost\n", "task lint\n", "fake ship\n", "fake build --debug\n", "echo $(make ghost)\n"):
         assert not accepts(grammar, line), line
-    assert accepts(_grammar(hole, byte_cache, "base"), "git checkout featurelogin\n")
+    assert accepts(_grammar(hole, byte_engine, "base"), "git checkout featurelogin\n")
 
 
 def test_no_hole_in_comments_here_documents_or_before_text(ws: Path):
@@ -60,12 +60,12 @@ def test_no_hole_in_comments_here_documents_or_before_text(ws: Path):
         assert isinstance(analyzer.hole_at(snapshot(ws, text), offset, context), NoHole), text
 
 
-def test_a_jq_program_in_a_script_is_a_jq_hole_typed_by_the_input(ws: Path, byte_cache):
+def test_a_jq_program_in_a_script_is_a_jq_hole_typed_by_the_input(ws: Path, byte_engine):
     text = "jq -r '.items[] | .na' data.json\n"
     hole = ShellAnalyzer().hole_at(snapshot(ws, text), text.index(".na") + 3, workspace(ws))
     assert hole.language == "jq" and hole.typed == ".na" and hole.context["node"] == ".items[]"
     assert hole.replace_end == text.index("' data") + 1  # the closing quote is written again
-    grammar = _grammar(hole, byte_cache)
+    grammar = _grammar(hole, byte_engine)
     assert accepts(grammar, ".name'") and accepts(grammar, ".tags[] | length'")
     assert not accepts(grammar, ".nmae'") and not accepts(grammar, ".meta'")
 

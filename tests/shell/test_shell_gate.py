@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.shell import bench
 from gdg_lsp.languages.shell.analyzer import ShellAnalyzer
@@ -22,7 +22,7 @@ GHOST = "zz_not_in_gamma"
 TOOLS = [tool for tool in ("git", "make", "npm") if shutil.which(tool)]
 
 
-def test_corpus_command_lines_pass_the_gate(byte_cache):
+def test_corpus_command_lines_pass_the_gate(byte_engine):
     cases = bench.cut_holes(bench.HERE_CORPUS, 0, 0)
     assert len(cases) >= 20
     settings = Settings(shell=ShellSettings(tools=TOOLS))
@@ -35,7 +35,7 @@ def test_corpus_command_lines_pass_the_gate(byte_cache):
         hole = ShellAnalyzer().hole_at(snapshot, 0, WorkspaceContext([repo], settings))
         assert isinstance(hole, Hole), hole
         choice = fragments.choose(fragments.fragment("shell", "command"), hole.gamma, hole.context, "", "scope",
-                                  byte_cache.get, accepts)
+                                  byte_engine.get, accepts)
         assert choice.rung == "gamma", choice.explain()
         compiled = grammars.setdefault(str(repo), choice.compiled)
         body = line.strip()

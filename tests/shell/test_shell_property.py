@@ -16,7 +16,6 @@ from gdg_lsp.backends.models import random_backend
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.executor import Executor, Prompt
 from gdg_lsp.gamma import Binding, Gamma
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.shell import members
 from gdg_lsp.languages.shell.analyzer import ShellAnalyzer
@@ -45,14 +44,14 @@ def _gamma(branches, remotes, targets, scripts, options) -> Gamma:
        targets=st.lists(WORD, min_size=1, max_size=4, unique=True), scripts=st.lists(WORD, min_size=1, max_size=3, unique=True),
        options=st.lists(OPTION, min_size=1, max_size=3, unique=True), seed=st.integers(0, 10_000),
        start=st.sampled_from(["", "git ", "git checkout ", "git push ", "make ", "npm run ", "fake "]))
-def test_command_lines_name_only_what_exists(branches, remotes, targets, scripts, options, seed, start, tiny_vocab):
+def test_command_lines_name_only_what_exists(branches, remotes, targets, scripts, options, seed, start, tiny_vocab, tiny_engine):
     gamma = _gamma(branches, remotes, targets, scripts, options)
     tools = TOOLS + ["pnpm", "yarn", "just", "task"]
     context = {"members": members.members(gamma, tools), "open_members": members.open_members(tools),
                "reserved_names": tools}
     hole = Hole("shell", "command", "Command", 0, len(start), len(start), start, "", gamma, MappingProxyType(context))
     backend = random_backend(tiny_vocab, seed=seed, hidden=16, layers=1)
-    executor = Executor(ShellAnalyzer(), Decoder(backend), _CACHE.setdefault(id(tiny_vocab), GrammarCache(tiny_vocab)))
+    executor = Executor(ShellAnalyzer(), Decoder(backend), tiny_engine)
     execution = executor.run(hole, Prompt(tiny_vocab.encode("#!/bin/sh\n" + start).ids, replay=start), "scope",
                              max_tokens=40, max_lines=1, temperature=1.0, seed=seed)
     assert all(trace.rung == "gamma" for trace in execution.statements)
@@ -77,5 +76,3 @@ def test_command_lines_name_only_what_exists(branches, remotes, targets, scripts
             flags.append(word.split("=")[0])
         assert {f for f in flags if f.startswith("--")} <= set(options), (flags, line)
 
-
-_CACHE: dict = {}

@@ -9,7 +9,7 @@ import pytest
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.explain import byte_grammars
-from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
+from gdg_lsp.grammar.engine import accepts, full_match
 from gdg_lsp.languages import analyzer, language_for_path
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse

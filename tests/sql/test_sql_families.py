@@ -11,7 +11,7 @@ from gdg_lsp.errors import GammaEmptyError, GrammarError
 from gdg_lsp.explain import byte_grammars
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Gamma
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 
 TEMPLATE = textwrap.dedent("""
     root ::= m_query (" UNION " any_query)?

@@ -4,7 +4,7 @@ Positives: the query, typed in a document of its database's workspace, is
 accepted by the tightest rung (ctx) — or, when it writes a string in double
 quotes (an open name to every engine but SQLite), by base. Negatives: the same
 text with one column reference replaced by a name that is not in Γ is rejected
-by the same compiled grammar object, at ctx and at gamma.
+by the same compiled grammar object, at ctx and at gamma; with each grammar engine.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import pytest
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.explain import byte_grammars
-from gdg_lsp.grammar.xgrammar_engine import accepts
+from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages import analyzer
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.sql.analyzer import parse
@@ -37,9 +36,9 @@ def _hole(corpus, row, text):
     return hole
 
 
-def _compiled(hole, rung):
+def _compiled(hole, rung, engine):
     grammar = fragments.instantiate(fragments.fragment("sql", "statement"), rung, hole.gamma, hole.context)
-    return byte_grammars().get(grammar.text)
+    return engine.get(grammar)
 
 
 def _mutations(query: str):
@@ -53,7 +52,7 @@ def _mutations(query: str):
             yield query[: tok.start] + GHOST + query[tok.end :]
 
 
-def test_gold_queries_pass_the_gate(corpus):
+def test_gold_queries_pass_the_gate(corpus, byte_engine):
     rows = _questions(corpus)
     assert len(rows) >= 100
     positives = negatives = 0
@@ -63,7 +62,7 @@ def test_gold_queries_pass_the_gate(corpus):
         query = row["query"]
         hole = _hole(corpus, row, query + " ")
         choice = fragments.choose(fragments.fragment("sql", "statement"), hole.gamma, hole.context, hole.typed,
-                                  "scope", byte_grammars().get, accepts)
+                                  "scope", byte_engine.get, accepts)
         expected = "base" if '"' in query else "ctx"
         if choice.rung != expected:
             wrong.append(f"{choice.rung} != {expected}: {query}")
@@ -74,7 +73,7 @@ def test_gold_queries_pass_the_gate(corpus):
         rungs = ["ctx"] if row["db_id"] in gamma_checked else ["ctx", "gamma"]
         gamma_checked.add(row["db_id"])
         for rung in rungs:
-            compiled = choice.compiled if rung == "ctx" else _compiled(hole, rung)
+            compiled = choice.compiled if rung == "ctx" else _compiled(hole, rung, byte_engine)
             assert accepts(compiled, hole.typed)
             for mutated in _mutations(query):
                 replayed = analyzer("sql").replay_text(mutated + " ")
@@ -123,12 +122,14 @@ def _dialect_grammar(tmp_path, dialect: str, rung: str = "ctx"):
     snapshot = Snapshot((tmp_path / "q.sql").as_uri(), "sql", 1, text, parse(text.encode()))
     hole = analyzer("sql").hole_at(snapshot, len(text), ws)
     assert isinstance(hole, Hole) and hole.context["data_source"].endswith(f"{dialects.get(dialect).title})")
-    return _compiled(hole, rung)
+    from gdg_lsp.explain import byte_grammars
+
+    return _compiled(hole, rung, byte_grammars())
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "postgres", "ansi"])
 def test_the_grammar_follows_the_sources_dialect(tmp_path, dialect):
-    from gdg_lsp.grammar.xgrammar_engine import full_match
+    from gdg_lsp.grammar.engine import full_match
     from gdg_lsp.languages.sql import dialects
 
     wrong = []

@@ -140,9 +140,9 @@ class RandomLogits:
 PREFIXES = ["SELECT ", "SELECT * FROM {t} WHERE ", "SELECT {c} FROM {t} ORDER BY ", "UPDATE {t} SET "]
 
 
-def complete_and_check(tables, model_for, prefix) -> int:
-    """Complete ``prefix`` under scope; return how many references the suggestion made
-    (each one checked against the schema by SQLite and by name)."""
+def complete_and_check(tables, model_for, prefix, engine: str = "auto") -> int:
+    """Complete ``prefix`` under scope with grammar engine ``engine``; return how many references
+    the suggestion made (each one checked against the schema by SQLite and by name)."""
     first_table, first_columns, _ = tables[0]
     prefix = prefix.format(t=first_table, c=first_columns[0])
     if "\n" in prefix:
@@ -151,7 +151,7 @@ def complete_and_check(tables, model_for, prefix) -> int:
         Path(folder, "schema.sql").write_text(ddl(tables), encoding="utf-8")
         oracle = sqlite3.connect(":memory:")
         oracle.executescript(ddl(tables))
-        config = Settings(constraint="scope", max_tokens=64, timeout_ms=60_000)
+        config = Settings(constraint="scope", max_tokens=64, timeout_ms=60_000, grammar_engine=engine)
         service = CompletionService(model_for(vocabulary(tables)), WorkspaceContext([Path(folder)], config))
         text = "-- question\n" + prefix
         snapshot = Snapshot(Path(folder, "q.sql").as_uri(), "sql", 1, text, parse(text.encode()))
@@ -194,26 +194,26 @@ def check_references(prefix: str, suggestion: str, oracle: sqlite3.Connection, t
 _SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def test_random_weight_model_names_nothing_outside_gamma():
+def test_random_weight_model_names_nothing_outside_gamma(engine_name):
     made: list[int] = []
 
     @settings(max_examples=10, **_SETTINGS)
     @given(tables=schema(), seed=st.integers(0, 1000), prefix=st.sampled_from(PREFIXES))
     def check(tables, seed, prefix):
         made.append(complete_and_check(
-            tables, lambda vocab: models.random_backend(vocab, seed=seed, hidden=32, layers=1), prefix))
+            tables, lambda vocab: models.random_backend(vocab, seed=seed, hidden=32, layers=1), prefix, engine_name))
 
     check()
     assert len(made) == 10
 
 
-def test_random_logits_name_nothing_outside_gamma():
+def test_random_logits_name_nothing_outside_gamma(engine_name):
     references: list[int] = []
 
     @settings(max_examples=100, **_SETTINGS)
     @given(tables=schema(), seed=st.integers(0, 1000), prefix=st.sampled_from(PREFIXES))
     def check(tables, seed, prefix):
-        references.append(complete_and_check(tables, lambda vocab: RandomLogits(vocab, seed), prefix))
+        references.append(complete_and_check(tables, lambda vocab: RandomLogits(vocab, seed), prefix, engine_name))
 
     check()
     # not vacuous: the suggestions named many tables and columns, each one checked.

@@ -1,6 +1,6 @@
 """The grammar gate: every fragment accepts its positives from the corpus (at the
 tightest rung π offers there, with the Γ of that line) and rejects each positive with
-one reference swapped for a name that is not in Γ, using compiled grammars."""
+one reference swapped for a name that is not in Γ, using compiled grammars (each engine's)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tl_helpers import hole_at_line
 from tl_refs import references
 
 from gdg_lsp import fragments
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 from gdg_lsp.languages.tilelang import bench as plugin
 
 PER_CATEGORY = 3
@@ -47,21 +47,21 @@ def test_gate_covers_every_fragment(gate_cases):
     assert kinds == set(fragments.load_fragments("tilelang")) - {"statement"}
 
 
-def test_fragments_accept_corpus_positives_and_reject_swapped_references(gate_cases, tl_bytes):
+def test_fragments_accept_corpus_positives_and_reject_swapped_references(gate_cases, byte_engine):
     failures = []
     checked = 0
     for kind, name, line_no, line, hole in gate_cases:
         for fragment_name in (kind, "statement"):
             fragment = fragments.fragment("tilelang", fragment_name)
-            choice = fragments.choose(fragment, hole.gamma, hole.context, "", "scope", tl_bytes.get,
+            choice = fragments.choose(fragment, hole.gamma, hole.context, "", "scope", byte_engine.get,
                                       lambda c, t: True)
             rung = "ctx" if choice.rung == "pin" and fragment_name != kind else choice.rung
             grammar = fragments.instantiate(fragment, rung, hole.gamma, hole.context)
-            compiled = tl_bytes.get(grammar.text)
+            compiled = byte_engine.get(grammar)
             if choice.rung == "pin" and not full_match(compiled, line + "\n"):
                 # a pin that the corpus line does not follow: π climbs when the user types it
                 rung = "ctx"
-                compiled = tl_bytes.get(fragments.instantiate(fragment, rung, hole.gamma, hole.context).text)
+                compiled = byte_engine.get(fragments.instantiate(fragment, rung, hole.gamma, hole.context))
             if rung not in ("pin", "ctx", "gamma"):
                 failures.append((name, line_no, fragment_name, f"no guaranteed rung ({choice.explain()})"))
                 continue
@@ -83,14 +83,14 @@ def test_fragments_accept_corpus_positives_and_reject_swapped_references(gate_ca
     assert checked >= 2 * len(gate_cases)
 
 
-def test_tvmscript_spelling_missing_from_the_surface_is_impossible(tl_analyzer, tl_bytes):
+def test_tvmscript_spelling_missing_from_the_surface_is_impossible(tl_analyzer, byte_engine):
     from tl_helpers import GEMM_HEAD, GEMM_TAIL
 
     text = GEMM_HEAD + "with T.Kernel(1, threads=128) as bx:\n            \n" + GEMM_TAIL
     line = text.split("\n").index("            ")
     hole = hole_at_line(tl_analyzer, text, line)
     grammar = fragments.instantiate(fragments.fragment("tilelang", "statement"), "gamma", hole.gamma, hole.context)
-    compiled = tl_bytes.get(grammar.text)
+    compiled = byte_engine.get(grammar)
     assert full_match(compiled, "x = T.alloc_shared((4, 4), T.float16)\n")
     assert not full_match(compiled, "with T.block('root'):\n")  # T.block: TVMScript, not TileLang 0.1.15
     assert not full_match(compiled, "x = T.alloc_sharedd((4, 4), T.float16)\n")

@@ -28,7 +28,7 @@ allocators = st.sampled_from(["alloc_shared", "alloc_fragment", "alloc_local"])
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(buffers=st.dictionaries(names, allocators, min_size=1, max_size=5), seed=st.integers(0, 2**16))
-def test_random_gamma_random_model_no_ghost(tiny_tl_vocab, buffers, seed):
+def test_random_gamma_random_model_no_ghost(tiny_tl_vocab, engine_name, buffers, seed):
     from gdg_lsp.backends.models import random_backend
 
     body = "with T.Kernel(1, threads=128) as bx:\n"
@@ -37,7 +37,8 @@ def test_random_gamma_random_model_no_ghost(tiny_tl_vocab, buffers, seed):
     body += "            "
     text = GEMM_HEAD + body + GEMM_TAIL
     cursor = len(GEMM_HEAD + body)
-    config, _ = from_json({"constraint": "scope", "maxLines": 2, "maxTokens": 80, "timeoutMs": 60000})
+    config, _ = from_json({"constraint": "scope", "maxLines": 2, "maxTokens": 80, "timeoutMs": 60000,
+                           "grammarEngine": engine_name})
     service = CompletionService(NoisyBackend(random_backend(tiny_tl_vocab, seed=seed % 7), seed), WorkspaceContext())
     suggestion = service.complete(snapshot(text), cursor, config)
     case = HoleCase("prop", "tilelang", "file:///p.py", text, cursor, "", {"corpus": str(TILELANG.parent)})

@@ -20,7 +20,8 @@ from gdg_lsp.decoding.engine import (
 )
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
-from gdg_lsp.grammar.xgrammar_engine import GrammarCache, full_match
+from gdg_lsp.grammar.engine import full_match
+from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,9 @@
 Over 24+ Γ configurations with hostile names, every name in the set is a
 complete string of the compiled grammar, and at least 1,000 strings outside
 the set (near misses, bare prefixes and suffixes, pieces split at ``|``,
-grammar-metacharacter injections) are not, using the same GrammarCache and
-compiled objects the decoder uses.
+grammar-metacharacter injections) are not, using the same engines and
+compiled objects the decoder uses: XGrammar reading the escaped literals of the
+template dialect, llguidance the regular expression ``lark_emitter`` prints.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from gdg_lsp import fragments
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 
 CONFIGS = [
     ["plain"],
@@ -80,10 +81,10 @@ def test_there_are_enough_configurations_and_negatives():
 
 
 @pytest.mark.parametrize("names", CONFIGS, ids=[f"config{i}" for i in range(len(CONFIGS))])
-def test_slot_accepts_exactly_its_names(names, byte_cache):
+def test_slot_accepts_exactly_its_names(names, byte_engine):
     gamma = Gamma([Binding(n, "Variable") for n in names])
     grammar = fragments.instantiate(_fragment(), "gamma", gamma)
-    compiled = byte_cache.get(grammar.text)
+    compiled = byte_engine.get(grammar)
     for name in names:
         assert full_match(compiled, name), f"in-set name rejected: {name!r}"
     rng = random.Random(len(names))
@@ -92,10 +93,10 @@ def test_slot_accepts_exactly_its_names(names, byte_cache):
 
 
 @pytest.mark.parametrize("names", [CONFIGS[2], CONFIGS[4], CONFIGS[8], CONFIGS[21]])
-def test_same_result_with_the_real_vocabulary(names, smol_cache):
-    """The decoder's own cache (the model's vocabulary) agrees on a sample."""
+def test_same_result_with_the_real_vocabulary(names, smol_engine):
+    """The decoder's own engine (the model's vocabulary) agrees on a sample."""
     gamma = Gamma([Binding(n, "Variable") for n in names])
-    compiled = smol_cache.get(fragments.instantiate(_fragment(), "gamma", gamma).text)
+    compiled = smol_engine.get(fragments.instantiate(_fragment(), "gamma", gamma))
     rng = random.Random(1)
     assert all(full_match(compiled, n) for n in names)
     assert not any(full_match(compiled, s) for s in _negatives(names, rng))

@@ -8,7 +8,7 @@ from gdg_lsp import fragments
 from gdg_lsp.errors import GammaEmptyError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.gamma import Binding, Gamma
-from gdg_lsp.grammar.xgrammar_engine import accepts, full_match
+from gdg_lsp.grammar.engine import accepts, full_match
 
 
 def ladder_fragment() -> fragments.Fragment:

@@ -1,6 +1,6 @@
 """The grammar gate for Python: real lines are accepted at the gamma rung with the Γ
 the analyzer derives at that line, and the same line with one reference swapped for
-a name outside Γ is rejected, by the compiled grammar the decoder uses. Members after a
+a name outside Γ is rejected, by the compiled grammar the decoder uses (each engine's). Members after a
 receiver whose members Γ knows (``self.x``, ``os.path.join``) and keywords in calls of
 known callees are gated the same way: the line with the member or keyword renamed to one
 nothing has is rejected."""
@@ -12,7 +12,7 @@ import random
 
 from gdg_lsp import fragments
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 
@@ -54,7 +54,7 @@ def _dotted(node):
     return None
 
 
-def test_gate(corpus, smol_cache):
+def test_gate(corpus, smol_engine):
     analyzer = PythonAnalyzer()
     frag = fragments.fragment("python", "statement")
     checked = rejected = members = keywords = 0
@@ -66,7 +66,7 @@ def test_gate(corpus, smol_cache):
         hole = analyzer.hole_at(Snapshot(f"file:///{name}", "python", 1, doc, parse(doc.encode())), cursor, WorkspaceContext())
         assert isinstance(hole, Hole), (name, line)
         grammar = fragments.instantiate(frag, "gamma", hole.gamma, hole.context)
-        compiled = smol_cache.get(grammar.text)
+        compiled = smol_engine.get(grammar)
         stmt = line.strip()
         assert full_match(compiled, stmt + "\n"), f"{name}: positive rejected: {stmt!r}"
         checked += 1

@@ -32,14 +32,11 @@ CALL_FRAGMENT = fragments.Fragment("t", "call", "Stmt", ("gamma",), CALL,
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(HOSTILE, min_size=1, max_size=6, unique=True), seed=st.integers(0, 10_000))
-def test_hostile_names_never_leak_outside_their_slot(names, seed, tiny_vocab, byte_cache):
-    """With names full of grammar metacharacters, the output is exactly name(name)."""
+def test_hostile_names_never_leak_outside_their_slot(names, seed, tiny_vocab, tiny_engine):
+    """With names full of grammar metacharacters, the output is exactly name(name), with either engine."""
     backend = random_backend(tiny_vocab, seed=seed, hidden=32, layers=1)
     gamma = Gamma([Binding(n, "Variable") for n in names])
-    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
-
-    cache = GrammarCache(tiny_vocab)
-    compiled = cache.get(fragments.instantiate(CALL_FRAGMENT, "gamma", gamma).text)
+    compiled = tiny_engine.get(fragments.instantiate(CALL_FRAGMENT, "gamma", gamma))
     result = Decoder(backend).decode(DecodeSpec(tiny_vocab.encode("x").ids, grammar=compiled, max_tokens=80,
                                                 stop_at_newline=False, temperature=1.0, seed=seed))
     produced = result.region_text
@@ -98,18 +95,16 @@ def assert_no_ghosts(header: str, suggestion: str, gamma: set[str]) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(names=st.lists(IDENT, min_size=1, max_size=8, unique=True), seed=st.integers(0, 10_000), max_lines=st.integers(1, 3))
-def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vocab):
+def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vocab, tiny_engine):
     """The whole Python pipeline (analyzer → π → decoder → executor) with a random model:
-    every name a suggestion loads is in Γ (checked with Python's own ast)."""
-    from gdg_lsp.grammar.xgrammar_engine import GrammarCache
-
+    every name a suggestion loads is in Γ (checked with Python's own ast), with either engine."""
     backend = random_backend(tiny_vocab, seed=seed, hidden=16, layers=1)
     params = ", ".join(names)
     code = f"def f({params}):\n    "
     snapshot = Snapshot("file:///g.py", "python", 1, code, parse(code.encode()))
     analyzer = PythonAnalyzer()
     hole = analyzer.hole_at(snapshot, len(code), WorkspaceContext())
-    executor = Executor(analyzer, Decoder(backend), _CACHE.setdefault(id(tiny_vocab), GrammarCache(tiny_vocab)))
+    executor = Executor(analyzer, Decoder(backend), tiny_engine)
     prompt = Prompt(tiny_vocab.encode(code).ids)
     execution = executor.run(hole, prompt, "scope", max_tokens=150, max_lines=max_lines, temperature=1.0, seed=seed)
     for trace in execution.statements:
@@ -119,5 +114,3 @@ def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vo
         return
     assert_no_ghosts(f"def f({params})", text, set(hole.gamma.names()))
 
-
-_CACHE: dict = {}

@@ -20,7 +20,7 @@ import pytest
 from gdg_lsp import fragments
 from gdg_lsp.documents import Document
 from gdg_lsp.gamma import Binding
-from gdg_lsp.grammar.xgrammar_engine import full_match
+from gdg_lsp.grammar.engine import full_match
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.python import interpreter, surfaces
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
@@ -329,7 +329,7 @@ class ScriptedDecoder:
     def decode(self, spec):
         from gdg_lsp.decoding.engine import STOP_NEWLINE, DecodeResult
 
-        assert full_match(self.byte_cache.get(spec.grammar_text), spec.replay + self.line + "\n"), self.line
+        assert full_match(spec.grammar, spec.replay + self.line + "\n"), self.line
         return DecodeResult(text=self.line, region_text=spec.replay + self.line + "\n", stop_reason=STOP_NEWLINE)
 
 

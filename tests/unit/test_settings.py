@@ -24,3 +24,14 @@ def test_round_trip_to_json():
     s = Settings(constraint="none", max_tokens=7)
     again, problems = from_json(to_json(s))
     assert again == s and problems == []
+
+
+def test_grammar_engine_values_are_the_engines():
+    from gdg_lsp.grammar import dialects, engine
+    from gdg_lsp.settings import GRAMMAR_ENGINES, REMOTE_DIALECTS
+
+    assert set(GRAMMAR_ENGINES) == {"auto", *engine.ENGINES}
+    assert engine.resolve("auto") == engine.DEFAULT in engine.ENGINES
+    assert set(REMOTE_DIALECTS) == {"auto", *dialects.DIALECTS}
+    settings, problems = from_json({"grammarEngine": "tree-sitter"})
+    assert settings.grammar_engine == "auto" and problems
