@@ -10,7 +10,8 @@ fragment the next statement is decoded with (TileLang: a line decoded with a
 per-operation fragment is followed by whole-line ones).
 
 A statement is kept only if it ended naturally; one cut by the budget is
-trimmed so that it does not end inside a name, and nothing follows it.
+trimmed to the longest prefix that ends where a token ended and outside any
+name (never to nothing when some decoded prefix qualifies), and nothing follows it.
 """
 
 from __future__ import annotations
@@ -226,16 +227,12 @@ class Executor:
         trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
         trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
                          "mask": result.mask_seconds, "total": result.total_seconds}
-        line = self._line(result, state, trace, first)
+        line = self._line(result, state, trace, first, hole, choice)
         statement = (hole.typed + line) if first else line.strip()
-        if unbound := self.analyzer.unbound_references(statement, state.gamma):
-            trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
+        refused, trace.coverage = self._refusal(statement, line, state, choice)
+        if refused:
+            trace.dropped = refused
             raise _Stop(StopReason.UNBOUND_NAME)
-        if choice.guaranteed and line.strip():
-            trace.coverage = self.analyzer.coverage(statement, state.gamma)
-            if trace.coverage is not None and trace.coverage.ghosts:
-                trace.dropped = f"references to nothing in Γ: {', '.join(sorted(set(trace.coverage.ghosts)))}"
-                raise _Stop(StopReason.UNBOUND_NAME)
         trace.text = line
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))
@@ -262,9 +259,43 @@ class Executor:
         state.tokens_left -= result.steps
         return result
 
-    def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool) -> str:
+    def _refusal(self, statement: str, line: str, state: _Progress,
+                 choice: fragments.Choice) -> tuple[str | None, Coverage | None]:
+        """Why the analyzer refuses a statement (a name bound nowhere, a reference to nothing
+        in Γ), or None; and the coverage of its reference positions at a guaranteed rung."""
+        if unbound := self.analyzer.unbound_references(statement, state.gamma):
+            return f"names not bound anywhere: {', '.join(sorted(set(unbound)))}", None
+        coverage = None
+        if choice.guaranteed and line.strip():
+            coverage = self.analyzer.coverage(statement, state.gamma)
+            if coverage is not None and coverage.ghosts:
+                return f"references to nothing in Γ: {', '.join(sorted(set(coverage.ghosts)))}", coverage
+        return None, coverage
+
+    def _budget_cut(self, result: DecodeResult, state: _Progress, first: bool, hole: Hole,
+                    choice: fragments.Choice) -> str:
+        """The region's text to show when a budget cut it: the longest prefix that ends where
+        a token ended, not inside a name (a last word that is neither in Γ nor a keyword
+        goes), and that the analyzer does not refuse; at least the complete statement the
+        grammar saw (``complete_text``), which may be nothing. Every one is a prefix the
+        grammar accepted, so it is a valid prefix under the fragment."""
+        complete = result.complete_text or ""
+        for prefix in result.token_prefixes():
+            if len(prefix) <= len(complete):
+                break
+            if not prefix.strip() or self.analyzer.trim_partial(prefix, state.gamma) != prefix:
+                continue
+            line = prefix if first else state.layout + prefix
+            statement = (hole.typed + line) if first else line.strip()
+            if self._refusal(statement, line, state, choice)[0] is None:
+                return prefix
+        return complete
+
+    def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool, hole: Hole,
+              choice: fragments.Choice) -> str:
         """The statement's line as it will be shown: laid out under the block (frames popped
-        where the indentation returns), and cut back to a complete statement after a budget."""
+        where the indentation returns), and cut back after a budget to the longest prefix
+        that ends outside any name (``_budget_cut``)."""
         line = result.text if first else state.layout + result.text
         if not first:
             line_indent = line[: len(line) - len(line.lstrip(" \t"))]
@@ -276,8 +307,9 @@ class Executor:
                 state.gamma.pop()
             state.indent = line_indent
         if not result.natural:
-            if result.complete_text is not None:  # cut back to a complete statement
-                line = result.complete_text if first else state.layout + result.complete_text
+            if result.complete_text is not None:  # cut back to a valid prefix outside any name
+                cut = self._budget_cut(result, state, first, hole, choice)
+                line = cut if first else state.layout + cut
             else:  # unconstrained: at least do not end inside a name
                 line = self.analyzer.trim_partial(line, state.gamma)
         return line

@@ -113,10 +113,32 @@ class DecodeResult:
     suggested is a complete statement read the way the grammar read it (a cut
     ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
     region ended naturally or there is no grammar."""
+    token_ends: list[int] = field(default_factory=list)
+    """Byte offsets in ``text`` (UTF-8) where a token ended, in order."""
 
     @property
     def natural(self) -> bool:
         return self.stop_reason in NATURAL_STOPS
+
+    def token_prefixes(self) -> list[str]:
+        """For a region cut short: the prefixes of ``text`` that end where a token ended and
+        not inside a word the text goes on with (``pri`` of ``print``), longest first. Each is
+        a prefix the grammar accepted. A word at the very end may itself be cut: whoever
+        shows a prefix judges that one (``Analyzer.trim_partial``)."""
+        data = self.text.encode("utf-8")
+        found = []
+        for end in reversed(self.token_ends):
+            if end <= 0 or end > len(data):
+                continue
+            try:
+                prefix = data[:end].decode("utf-8")
+            except UnicodeDecodeError:  # a token ended inside a character
+                continue
+            following = data[end:end + 4].decode("utf-8", "ignore")[:1]
+            if following and _is_word(following) and _is_word(prefix[-1]):
+                continue
+            found.append(prefix)
+        return found
 
 
 class Decoder:
@@ -190,6 +212,8 @@ class Decoder:
         region = bytearray(spec.replay.encode("utf-8"))
         ids: list[int] = []
         last_complete: int | None = None  # len(produced) where the region could have ended
+        heal_bytes = len(spec.heal.encode("utf-8"))
+        token_ends: list[int] = []  # where tokens ended, in bytes after the healed text
         end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
         mask_seconds = 0.0
@@ -238,6 +262,8 @@ class Decoder:
                     break
             ids.append(token)
             produced += piece
+            if len(produced) > heal_bytes:
+                token_ends.append(len(produced) - heal_bytes)
             region += region_piece
             pending = pending[len(piece) :] if len(piece) < len(pending) else b""
             if spec.stop_at_newline and not pending and b"\n" in region_piece:
@@ -256,7 +282,6 @@ class Decoder:
         model_after = stats_of(self.backend).model_seconds
         complete_text = None
         if matcher is not None and stop not in NATURAL_STOPS:
-            heal_bytes = len(spec.heal.encode("utf-8"))
             cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
             complete_text = cut.decode("utf-8", "ignore")
         return DecodeResult(
@@ -272,6 +297,7 @@ class Decoder:
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
             complete_text=complete_text,
+            token_ends=token_ends if complete_text is not None else [],
         )
 
     def _advance(self, token: int, spec: DecodeSpec, ids: list[int], tokens_left: int) -> torch.Tensor:
@@ -379,6 +405,10 @@ def settle(future: Future | None) -> None:
 
 def _lazy(make: Any):
     yield from make()
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _cut_line(text: str, ended_by_newline: bool) -> tuple[str, str]:

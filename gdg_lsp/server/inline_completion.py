@@ -1,8 +1,12 @@
 """textDocument/inlineCompletion: the ghost text.
 
-The request is analysed and decoded on the decode worker against a snapshot
-of the document; a newer request for the same document supersedes it, and
-``$/cancelRequest`` stops it before its next token.
+A request whose answer is already known (the user is typing the suggestion on
+screen, or asks again where nothing changed: ``service/suggestion_reuse.py``)
+is answered after an analysis confirms Γ there is unchanged, without the model.
+Otherwise it is analysed and decoded on the decode worker against a snapshot
+of the document; a newer request for the same document supersedes it (it then
+answers empty, never stale text), and ``$/cancelRequest`` stops it before its
+next token.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from lsprotocol import types
 
 from gdg_lsp.server import problems
 from gdg_lsp.server.handlers import handles
+from gdg_lsp.server.scheduler import SUPERSEDED
 from gdg_lsp.server.worker import ModelNotReady
 
 log = logging.getLogger(__name__)
@@ -32,6 +37,11 @@ def register(server) -> None:
         doc, _, offset = located
         snapshot = doc.snapshot()
         settings = session.settings
+        reused = await _reuse(session, snapshot, offset, settings)
+        if reused is SUPERSEDED:
+            return empty  # a newer request for this document came meanwhile
+        if reused is not None:
+            return _answer(session, doc, snapshot, reused.start, reused.end, reused.suggestion, position)
         job = session.worker.submit(doc.uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))
         try:
             suggestion = await asyncio.wrap_future(job.future)
@@ -43,17 +53,47 @@ def register(server) -> None:
             return empty
         finally:
             problems.report(ls, doc.language_id)
-        if suggestion is None:
-            return empty  # superseded by a newer request for this document
+        if suggestion is None or job.cancel.is_set():
+            return empty  # superseded by a newer request for this document: its text would be stale
         problems.report_compile_errors(ls, suggestion)
         info = {"uri": doc.uri, "version": snapshot.version, **suggestion.summary()}
         session.last_suggestion = info
         ls.protocol.notify("gdg/suggestion", info)
         if not suggestion.text:
             return empty
-        start = doc.position_at(suggestion.start, session.encoding) if doc.version == snapshot.version else (position.line, position.character)
-        end = doc.position_at(suggestion.end, session.encoding) if doc.version == snapshot.version else start
-        return types.InlineCompletionList(items=[types.InlineCompletionItem(
-            insert_text=suggestion.text,
-            range=types.Range(types.Position(*start), types.Position(*end)),
-        )])
+        if suggestion.hole is not None and suggestion.stop_reason != "timeout":  # a cut one is not worth keeping
+            session.reuse.remember(snapshot, suggestion.start, suggestion.end, suggestion.text, settings,
+                                   suggestion.hole, info)
+        return _answer(session, doc, snapshot, suggestion.start, suggestion.end, suggestion.text, position)
+
+
+async def _reuse(session, snapshot, offset: int, settings):
+    """The suggestion shown earlier that still answers this request (``Shown``), None, or
+    SUPERSEDED when a newer request for the document came while Γ was being checked."""
+    candidate = session.reuse.candidate(snapshot, offset, settings)
+    if candidate is None:
+        return None
+    session.worker.supersede(snapshot.uri)  # an older decode for this document is stale now
+    analyzer = session.analyzer_for(snapshot.language_id, snapshot.text)
+    if analyzer is None:
+        return None
+    workspace = session.workspace
+    hole = await asyncio.wrap_future(session.scheduler.submit(
+        snapshot.uri, "inline reuse", lambda: analyzer.hole_at(snapshot, offset, workspace)))
+    if hole is SUPERSEDED:
+        return SUPERSEDED
+    shown = session.reuse.confirm(candidate, hole)
+    if shown is not None:
+        info = {**(shown.info or {}), "uri": snapshot.uri, "version": snapshot.version, "text": shown.suggestion,
+                "reused": candidate.kind}
+        session.last_suggestion = info
+        session.server.protocol.notify("gdg/suggestion", info)
+    return shown
+
+
+def _answer(session, doc, snapshot, start: int, end: int, text: str, position) -> types.InlineCompletionList:
+    current = doc.version == snapshot.version
+    first = doc.position_at(start, session.encoding) if current else (position.line, position.character)
+    last = doc.position_at(end, session.encoding) if current else first
+    return types.InlineCompletionList(items=[types.InlineCompletionItem(
+        insert_text=text, range=types.Range(types.Position(*first), types.Position(*last)))])

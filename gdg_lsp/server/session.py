@@ -27,6 +27,7 @@ from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
+from gdg_lsp.service.suggestion_reuse import SuggestionReuse
 from gdg_lsp.settings import Settings, from_json
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class Session:
         self._refused: BoundedCache[str, str] = BoundedCache("session.refused-documents", 256)
         """Documents the store refused (it is full): their edits are ignored without a warning each."""
         self.last_suggestion: dict[str, Any] | None = None
+        self.reuse = SuggestionReuse()
+        """Suggestions shown, for the keys that type them through and for repeated asks."""
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
 
     # -- settings & workspace ----------------------------------------------------------

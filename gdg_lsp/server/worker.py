@@ -309,6 +309,13 @@ class DecodeWorker:
         job.future.add_done_callback(lambda _: job.done.set())
         return job
 
+    def supersede(self, key: str) -> None:
+        """The request for ``key`` was answered without the model: its older decode is stale."""
+        with self._lock:
+            previous = self._latest.get(key)
+            if previous is not None:
+                previous.cancel.set()
+
     def _account_cancel(self, job: Job) -> None:
         cancel = job.cancel
         if cancel.set_at is None:
