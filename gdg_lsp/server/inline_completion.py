@@ -4,7 +4,8 @@ A request whose answer is already known (the user is typing the suggestion on
 screen, or asks again where nothing changed: ``service/suggestion_reuse.py``)
 is answered after an analysis confirms Γ there is unchanged, without the model.
 Otherwise it is analysed and decoded on the decode worker against a snapshot
-of the document; a newer request for the same document supersedes it (it then
+of the document, within ``gdg.timeoutMs`` counted from its arrival (a request
+that comes while the model loads waits for it, within that budget); a newer request for the same document supersedes it (it then
 answers empty, never stale text), and ``$/cancelRequest`` stops it before its
 next token.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
+import attrs
 from lsprotocol import types
 
 from gdg_lsp.server import problems
@@ -23,11 +26,15 @@ from gdg_lsp.server.worker import ModelNotReady
 
 log = logging.getLogger(__name__)
 
+MIN_DECODE_MS = 50
+"""Below this much of its budget left after waiting, a request is answered empty without decoding."""
+
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     @handles("inline completion", empty=lambda: types.InlineCompletionList(items=[]))
     async def inline_completion(ls, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        arrived = time.monotonic()
         session = ls.session
         empty = types.InlineCompletionList(items=[])
         position = params.position
@@ -42,9 +49,27 @@ def register(server) -> None:
             return empty  # a newer request for this document came meanwhile
         if reused is not None:
             return _answer(session, doc, snapshot, reused.start, reused.end, reused.suggestion, position)
-        job = session.worker.submit(doc.uri, lambda service, cancel: service.complete(snapshot, offset, settings, cancel))
+
+        def decode(service, cancel):
+            # the budget counts from the request's arrival: time spent waiting for the model to
+            # load (or for other documents' decodes) is part of it, so the editor hears back in time
+            left_ms = settings.timeout_ms - (time.monotonic() - arrived) * 1000
+            if left_ms < MIN_DECODE_MS:
+                log.info("no inline suggestion: its %d ms went by waiting for the model", settings.timeout_ms)
+                return None
+            return service.complete(snapshot, offset, attrs.evolve(settings, timeout_ms=int(left_ms)), cancel)
+
+        job = session.worker.submit(doc.uri, decode)
+        answer = asyncio.wrap_future(job.future)
         try:
-            suggestion = await asyncio.wrap_future(job.future)
+            try:
+                suggestion = await asyncio.wait_for(asyncio.shield(answer), settings.timeout_ms / 1000)
+            except TimeoutError:
+                if not job.started.is_set():  # still waiting for the model (or another decode): budget spent
+                    job.cancel.set()
+                    log.info("no inline suggestion: the model was not ready within %d ms", settings.timeout_ms)
+                    return empty
+                suggestion = await answer  # decoding: its own deadline ends it
         except asyncio.CancelledError:
             job.cancel.set()  # $/cancelRequest: the decode stops before its next token
             raise

@@ -57,6 +57,7 @@ class Session:
                                    lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
         self._progress_begun = False
+        self._progress_ended = ""
         self._warned_languages: set[str] = set()
         self._refused: BoundedCache[str, str] = BoundedCache("session.refused-documents", 256)
         """Documents the store refused (it is full): their edits are ignored without a warning each."""
@@ -172,15 +173,21 @@ class Session:
             except Exception as err:  # the client refused or went away: no progress bar then
                 log.debug("work done progress refused: %s", err)
                 return
+            self.server.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="gdg-lsp", message=title, percentage=0))
             if self._progress_token == token:
-                self.server.work_done_progress.begin(
-                    token, types.WorkDoneProgressBegin(title="gdg-lsp", message=title, percentage=0))
                 self._progress_begun = True
+            else:  # the load ended before the client acknowledged the token: a created token always ends
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=self._progress_ended))
 
         self.loop.create_task(begin())
 
     def _report_progress(self, message: str, percent: int | None) -> None:
         log.info("%s%s", message, f" ({percent}%)" if percent is not None else "")
+        state = self.worker.state
+        if state.state == "loading":  # the editors' status items show how far the load is
+            self.server.protocol.notify("gdg/status", {**status_payload(state), "message": message,
+                                                       "percentage": percent})
         if self._progress_token is None or not self._progress_begun:
             return
         try:
@@ -191,6 +198,7 @@ class Session:
 
     def _end_progress(self, message: str) -> None:
         token, self._progress_token = self._progress_token, None
+        self._progress_ended = message
         if token is None or not self._progress_begun:
             return
         try:

@@ -81,6 +81,8 @@ class Job:
     future: Future | None = None
     done: threading.Event = field(default_factory=threading.Event)
     """Set when the job has ended (run, skipped or cancelled in the queue)."""
+    started: threading.Event = field(default_factory=threading.Event)
+    """Set when the job has the model (it is past the wait for a load and for its turn)."""
 
 
 @dataclass
@@ -292,6 +294,7 @@ class DecodeWorker:
             service = self.service
             if service is None:
                 raise ModelNotReady(self.state.message or "the model is not loaded")
+            job.started.set()
             with self._lock:
                 self.running += 1
                 self.max_running = max(self.max_running, self.running)
