@@ -16,6 +16,7 @@ name (never to nothing when some decoded prefix qualifies), and nothing follows 
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from enum import Enum
@@ -188,7 +189,7 @@ class Executor:
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
         # hand the prompt to another engine have no prefill_ahead.
         ahead = getattr(self.decoder, "prefill_ahead", None)
-        prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
+        prefilled = ahead(prompt.ids, cancel) if ahead is not None and constraint != "none" else None
         try:
             state = _Progress(
                 fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
@@ -214,6 +215,8 @@ class Executor:
         """Choose the rung, decode the statement, check it, and carry its effects to the next
         one; raises ``_Stop`` when the suggestion ends here (after recording this statement)."""
         first = spec.index == 0
+        if spec.cancel is not None and spec.cancel.is_set():  # superseded: compile nothing more
+            raise _Stop(StopReason.CANCELLED)
         choice = fragments.choose(state.fragment, state.gamma, state.context, hole.typed if first else state.layout,
                                   spec.constraint, self.cache.get, grammars.accepts)
         trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
@@ -275,21 +278,40 @@ class Executor:
     def _budget_cut(self, result: DecodeResult, state: _Progress, first: bool, hole: Hole,
                     choice: fragments.Choice) -> str:
         """The region's text to show when a budget cut it: the longest prefix that ends where
-        a token ended, not inside a name (a last word that is neither in Γ nor a keyword
-        goes), and that the analyzer does not refuse; at least the complete statement the
-        grammar saw (``complete_text``), which may be nothing. Every one is a prefix the
-        grammar accepted, so it is a valid prefix under the fragment."""
+        a token ended, not inside a word the decode went on with, whose last word is a name
+        in Γ or a keyword, whose names all stand on their own, and that the analyzer does not
+        refuse, or the complete statement the grammar saw (``complete_text``) when that is
+        longer; else nothing. Every one is a prefix the grammar accepted, so it is a valid
+        prefix under the fragment."""
         complete = result.complete_text or ""
         for prefix in result.token_prefixes():
-            if len(prefix) <= len(complete):
-                break
+            if prefix == complete:  # a statement the grammar saw complete, not cut inside a word
+                return prefix
             if not prefix.strip() or self.analyzer.trim_partial(prefix, state.gamma) != prefix:
                 continue
             line = prefix if first else state.layout + prefix
             statement = (hole.typed + line) if first else line.strip()
+            if self._names_unknown(prefix, statement, hole, state):
+                continue
             if self._refusal(statement, line, state, choice)[0] is None:
                 return prefix
-        return complete
+        return ""
+
+    def _names_unknown(self, prefix: str, statement: str, hole: Hole, state: _Progress) -> bool:
+        """True when a word of ``prefix`` is neither in Γ, nor a keyword, nor declared by the
+        statement as the analyzer reads it. A cut statement may read differently from how the
+        grammar read it (``a, b = c, d = 0`` cut after ``c,`` makes ``c`` a reference): only a
+        prefix whose every name stands on its own is shown."""
+        analyzer = self.analyzer
+        words = {w for w in _WORD.findall(prefix)
+                 if w not in state.gamma and (w not in analyzer.keywords or w in analyzer.names_too)}
+        if not words:
+            return False
+        try:
+            declared = {b.name for b in self.analyzer.statement_effects(statement, hole, state.gamma.overlay()).declarations}
+        except Exception:  # a cut statement the analyzer cannot read declares nothing
+            declared = set()
+        return bool(words - declared)
 
     def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool, hole: Hole,
               choice: fragments.Choice) -> str:
@@ -336,6 +358,10 @@ class Executor:
         state.allowed_indents = tuple(self.analyzer.next_indents(statement, hole, state.indent))
         state.ids = state.ids + result.token_ids
         state.heal, state.heal_outside, state.layout = "", 0, result.trailing_layout
+
+
+_WORD = re.compile(r"(?<!\w)[^\W\d]\w*")
+"""A name-like word (not the exponent of ``1E9``; a member after a dot counts)."""
 
 
 @dataclass(frozen=True)

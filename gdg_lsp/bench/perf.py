@@ -23,6 +23,9 @@ Sections (each a table; ``--json OUT`` writes them all):
   first time and from cache, the keystroke path with the member layer on and off,
   and the statement grammar's compile with and without member/keyword slots on
   corpus holes (measured in alternation);
+- editor: typing replayed over stdio as a user feels it (``bench/editor.py``): start →
+  first non-empty suggestion, first ask at a new hole, repeated ask, the shown
+  suggestion typed key by key, answered share, decodes per ask, issue 18's targets;
 - memory: this process's peak RSS.
 
 ``--model random`` writes a random-weight model of ``--shape`` with a real
@@ -48,8 +51,8 @@ from gdg_lsp.caches import all_stats
 from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
-SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces")
-MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces")
+SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces", "editor")
+MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces", "editor")
 """Sections that need a loaded model (the keystroke and toolstate sections only analyse)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
@@ -73,7 +76,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--file-lines", default="100,1000,5000,10000")
     parser.add_argument("--keystrokes", type=int, default=40, help="keystrokes per file size")
     parser.add_argument("--lsp-requests", type=int, default=30)
-    parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections")
+    parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections (lsp, editor)")
+    parser.add_argument("--editor-holes", type=int, default=12, help="holes the editor section types through")
+    parser.add_argument("--editor-keys", type=int, default=12, help="keys of each shown suggestion the editor section types")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
     parser.add_argument("--batch-sizes", default="1,2,4",
                         help="concurrent requests for the batch section (lean engines only; empty: skip it)")
@@ -88,8 +93,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = sorted(set(args.sections) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
-    if args.no_lsp and "lsp" in args.sections:
-        args.sections.remove("lsp")
+    for section in ("lsp", "editor"):
+        if args.no_lsp and section in args.sections:
+            args.sections.remove(section)
     if args.quick:
         args.holes = min(args.holes, 2)
         args.max_tokens = min(args.max_tokens, 12)
@@ -98,6 +104,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.keystrokes = min(args.keystrokes, 12)
         args.lsp_requests = min(args.lsp_requests, 8)
         args.batch_sizes = "1,2"
+        args.editor_holes = min(args.editor_holes, 2)
+        args.editor_keys = min(args.editor_keys, 4)
     return args
 
 
@@ -966,6 +974,10 @@ def render(report: dict[str, Any]) -> str:
                               lsp["with_suggestion"], lsp.get("tokens_mean", "-"), lsp["rtt_p50_ms"], lsp["rtt_p95_ms"],
                               lsp.get("server_total_p50_ms", "-"), lsp.get("overhead_p50_ms", "-"),
                               lsp["server_peak_rss_mb"]]]))
+    if report.get("editor"):
+        from gdg_lsp.bench import editor
+
+        parts.append("\n" + "\n".join(editor.render(report["editor"])))
     if report.get("caches"):
         parts.append("\n### Caches (this process, at the end of the run)\n")
         parts.append(_table(["cache", "entries", "limit", "hits", "misses", "evictions", "weight"],
@@ -1110,6 +1122,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
             sections["lsp"] = time.perf_counter() - mark
+        if "editor" in wanted:
+            from gdg_lsp.bench.editor import bench_editor
+
+            mark = time.perf_counter()
+            report["editor"] = bench_editor(model, args.corpus, args, scratch)
+            sections["editor"] = time.perf_counter() - mark
         if "toolstate" in wanted:
             mark = time.perf_counter()
             report["toolstate"] = bench_toolstate(["git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl"],

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 import xgrammar as xgr
 
-from gdg_lsp.backends.base import ModelBackend, drafts_exactly, stats_of
+from gdg_lsp.backends.base import ModelBackend, PrefillCancelled, drafts_exactly, prefill, stats_of
 from gdg_lsp.decoding import drafts
 
 STOP_NEWLINE = "newline"
@@ -168,7 +168,7 @@ class Decoder:
         self._draft_rows: list[torch.Tensor] = []
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
-    def prefill_ahead(self, ids: Sequence[int]) -> Future:
+    def prefill_ahead(self, ids: Sequence[int], cancel: threading.Event | None = None) -> Future:
         """Start running ``ids`` through the model on another thread; pass the
         future as ``DecodeSpec.prefilled``.
 
@@ -184,7 +184,7 @@ class Decoder:
 
         def run() -> None:
             try:
-                future.set_result(self.backend.prefill(ids))
+                future.set_result(prefill(self.backend, ids, cancel))
             except BaseException as err:  # re-raised in the decoding thread by result()
                 future.set_exception(err)
 
@@ -221,10 +221,15 @@ class Decoder:
         model_before = stats_of(self.backend).model_seconds
 
         prefill_began = time.perf_counter()
-        if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
-            logits = spec.prefilled.result()
-        else:
-            logits = self.backend.prefill(spec.prompt_ids)
+        try:
+            if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
+                logits = spec.prefilled.result()
+            else:  # a long prompt stops between chunks when a newer request supersedes this one
+                logits = prefill(self.backend, spec.prompt_ids, spec.cancel)
+        except PrefillCancelled:
+            return DecodeResult(text="", region_text=spec.replay, stop_reason=STOP_CANCELLED,
+                                prefill_seconds=time.perf_counter() - prefill_began,
+                                total_seconds=time.perf_counter() - began, free_bits=None)
         prefill_seconds = time.perf_counter() - prefill_began
         self._draft, self._draft_rows = [], []
 

@@ -44,7 +44,7 @@ def register(server) -> None:
         doc, _, offset = located
         snapshot = doc.snapshot()
         settings = session.settings
-        reused = await _reuse(session, snapshot, offset, settings)
+        reused = await _reuse(session, snapshot, offset, settings, arrived)
         if reused is SUPERSEDED:
             return empty  # a newer request for this document came meanwhile
         if reused is not None:
@@ -92,7 +92,7 @@ def register(server) -> None:
         return _answer(session, doc, snapshot, suggestion.start, suggestion.end, suggestion.text, position)
 
 
-async def _reuse(session, snapshot, offset: int, settings):
+async def _reuse(session, snapshot, offset: int, settings, arrived: float):
     """The suggestion shown earlier that still answers this request (``Shown``), None, or
     SUPERSEDED when a newer request for the document came while Γ was being checked."""
     candidate = session.reuse.candidate(snapshot, offset, settings)
@@ -110,7 +110,7 @@ async def _reuse(session, snapshot, offset: int, settings):
     shown = session.reuse.confirm(candidate, hole)
     if shown is not None:
         info = {**(shown.info or {}), "uri": snapshot.uri, "version": snapshot.version, "text": shown.suggestion,
-                "reused": candidate.kind}
+                "reused": candidate.kind, "timingsMs": {"total": round((time.monotonic() - arrived) * 1000, 2)}}
         session.last_suggestion = info
         session.server.protocol.notify("gdg/suggestion", info)
     return shown

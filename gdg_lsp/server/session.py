@@ -77,6 +77,8 @@ class Session:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
             self.start_model()
+        elif not initial and _batch_key(previous) != _batch_key(settings):
+            self.worker.rebatch(settings)  # the same model, batched differently: no reload
 
     def refuse_document(self, uri: str, why: str) -> None:
         """A didOpen the store refused (``StoreFull``): said once per document; its requests answer empty."""
@@ -233,6 +235,11 @@ class Session:
 def _model_key(settings: Settings) -> tuple:
     """The settings that decide what decodes (a change reloads it)."""
     return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
+
+
+def _batch_key(settings: Settings) -> tuple:
+    """The settings that size the batching slots (a change rebuilds them over the loaded weights)."""
+    return (settings.batch_size, settings.context_tokens, settings.max_tokens)
 
 
 def status_payload(state: WorkerState) -> dict[str, Any]:

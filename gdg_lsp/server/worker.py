@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.latency import summary_ms
-from gdg_lsp.service import ModelResolver, Service, Status, build, local_model
+from gdg_lsp.service import ModelResolver, Service, Status, build, local_model, rebatch
 from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -261,6 +261,19 @@ class DecodeWorker:
         if settings.backend != "remote":  # a remote service reports its own state (engine or fallback)
             self._set_state(WorkerState("ready", f"{service.model} ready on {service.device}", service.model,
                                         service.device, time.perf_counter() - began))
+
+    def rebatch(self, settings: Settings) -> Future:
+        """Apply ``gdg.batchSize`` to the loaded model (alone, like a load: no decode runs meanwhile)."""
+        return self._pool.submit(self._rebatch, settings, exclusive=True)
+
+    def _rebatch(self, settings: Settings) -> None:
+        if self.service is None:
+            return  # the next load builds it with the new size
+        try:
+            if rebatch(self.service, settings):
+                self._pool.set_limit(self.service.concurrency)
+        except Exception:  # keep serving with the batching it had
+            log.exception("could not apply gdg.batchSize")
 
     def _close_service(self) -> None:
         if self.service is not None:
