@@ -54,6 +54,8 @@ ARMS = ("none", "syntax", "scope")
 SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces", "editor")
 MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces", "editor")
 """Sections that need a loaded model (the keystroke and toolstate sections only analyse)."""
+SERVER_SECTIONS = ("lsp", "editor")
+"""Sections that run a server subprocess (it loads the model itself)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
 
@@ -79,6 +81,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections (lsp, editor)")
     parser.add_argument("--editor-holes", type=int, default=12, help="holes the editor section types through")
     parser.add_argument("--editor-keys", type=int, default=12, help="keys of each shown suggestion the editor section types")
+    parser.add_argument("--editor-constraint", default="",
+                        help="gdg.constraint for the editor section (default: the setting's default; --quick with "
+                             "--model random: none, as random weights rarely finish a statement under Γ)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
     parser.add_argument("--batch-sizes", default="1,2,4",
                         help="concurrent requests for the batch section (lean engines only; empty: skip it)")
@@ -106,6 +111,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.batch_sizes = "1,2"
         args.editor_holes = min(args.editor_holes, 2)
         args.editor_keys = min(args.editor_keys, 4)
+        if args.model == "random" and not args.editor_constraint:
+            args.editor_constraint = "none"
     return args
 
 
@@ -1067,6 +1074,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         service = None
         if wanted & set(MODEL_SECTIONS):
             model = model_setting(args, scratch)
+        if wanted & (set(MODEL_SECTIONS) - set(SERVER_SECTIONS)):  # the server sections load their own
             cases = cut_holes(args.corpus, args.holes, args.seed)
             report["decode"] = {}
             backends: dict[str, Any] = {}
