@@ -86,7 +86,7 @@ def register(server) -> None:
         ls.protocol.notify("gdg/suggestion", info)
         if not suggestion.text:
             return empty
-        if suggestion.hole is not None and suggestion.stop_reason != "timeout":  # a cut one is not worth keeping
+        if suggestion.hole is not None:  # shown, so typed through (a budget-cut one too: it is what is on screen)
             session.reuse.remember(snapshot, suggestion.start, suggestion.end, suggestion.text, settings,
                                    suggestion.hole, info)
         return _answer(session, doc, snapshot, suggestion.start, suggestion.end, suggestion.text, position)
