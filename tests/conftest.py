@@ -32,7 +32,8 @@ if os.environ.get("GDG_CI") or os.environ.get("CI"):
 
 
 def pytest_collection_modifyitems(config, items):
-    # GPU tests need CUDA; on a machine without it they are deselected (and
+    # GPU tests need CUDA, llamacpp tests llama-cpp-python (an optional extra CI
+    # does not install); where they are missing the tests are deselected (and
     # counted in the summary), never silently passed.
     try:
         import torch
@@ -40,11 +41,15 @@ def pytest_collection_modifyitems(config, items):
         has_cuda = torch.cuda.is_available()
     except Exception:
         has_cuda = False
-    if has_cuda:
+    from gdg_lsp.bench.engines import llama_cpp_version
+
+    missing = {marker for marker, present in (("gpu", has_cuda), ("llamacpp", llama_cpp_version() is not None))
+               if not present}
+    if not missing:
         return
     kept, dropped = [], []
     for item in items:
-        (dropped if item.get_closest_marker("gpu") else kept).append(item)
+        (dropped if any(item.get_closest_marker(m) for m in missing) else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -176,13 +176,24 @@ def _convert_gguf_with_transformers(spec: ModelSpec, staging: Path, progress: Pr
     tokenizer.save_pretrained(staging)
 
 
-ENGINES = ("auto", "lean", "lean-int8", "transformers")
-"""How the model runs (``gdg.engine``): ``lean`` is ``fast_llama`` (Llama/Qwen2
-checkpoints, fp32 on CPU, bf16 on a GPU, same logits as transformers);
-``lean-int8`` adds int8 weights on CPU (about 2x faster, but the logits move
-enough to change some greedy choices); ``transformers`` is the generic
-``TorchBackend``; ``auto`` is ``lean`` where the checkpoint allows it, else
-``transformers``."""
+ENGINES = ("auto", "lean", "lean-packed", "lean-int8", "transformers")
+"""How the model runs (``gdg.engine``):
+
+- ``lean``: ``backends/lean/llama.py`` (Llama/Qwen2 checkpoints), fp32 on CPU and
+  bf16 on a GPU: the same logits as transformers;
+- ``lean-packed`` (CPU): the same decoder with its weights packed for the step
+  (``lean/linear.py``): 4-bit groups where the checkpoint's weights are 4-bit
+  groups already (the default model's layers: lossless), fp16 for prefill chunks
+  and the output layer. 3x faster steps than ``lean`` with the same greedy tokens
+  on the corpus (``bench perf --only engines``); on a GPU it is ``lean``;
+- ``lean-int8``: int8 weights and per-call int8 activations on CPU (fbgemm): it
+  changes greedy choices, kept for comparison;
+- ``transformers``: the generic ``TorchBackend``, any checkpoint;
+- ``auto``: ``lean-packed`` on CPU and ``lean`` on a GPU where the checkpoint
+  allows it, else ``transformers``."""
+
+QUANT_OF_ENGINE = {"auto": "packed", "lean": "none", "lean-packed": "packed", "lean-int8": "int8"}
+"""The lean weight format (``llama.QUANTS``) of each lean engine; a GPU always gets ``none``."""
 
 
 def _load_tokenizer(folder: Path):
@@ -207,8 +218,7 @@ def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: st
 
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     vocab = HFVocabulary(tokenizer, vocab_size=int(config["vocab_size"]))
-    weights = load_weights(folder, quant="int8" if engine == "lean-int8" else "none", device=device,
-                           vocab_rows=vocab.size)
+    weights = load_weights(folder, quant=QUANT_OF_ENGINE[engine], device=device, vocab_rows=vocab.size)
     if device != "cpu":  # static shapes, one CUDA graph per step (decoding/cuda_graphs.py)
         from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend
 

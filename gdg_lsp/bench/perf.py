@@ -19,6 +19,10 @@ Sections (each a table; ``--json OUT`` writes them all):
 - lsp: a real server subprocess over stdio (``bench/lsp_client.py``): cold start
   (empty model cache) and warm start to the first suggestion, inline-completion
   round-trips p50/p95 while typing, the server's peak RSS;
+- engines: the model step and prefill of the lean engines and llama.cpp (when
+  llama-cpp-python is installed) on the same model file, same prompt, greedy,
+  alternating, at 1 and 2 threads, with greedy agreement against fp32
+  (``bench/engines.py``);
 - surfaces: Python member surfaces (issue 23): member Γ of a 500-member module the
   first time and from cache, the keystroke path with the member layer on and off,
   and the statement grammar's compile with and without member/keyword slots on
@@ -51,9 +55,10 @@ from gdg_lsp.caches import all_stats
 from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
-SECTIONS = ("decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces", "editor")
+SECTIONS = ("engines", "decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces", "editor")
 MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces", "editor")
-"""Sections that need a loaded model (the keystroke and toolstate sections only analyse)."""
+"""Sections that need a loaded model (the keystroke and toolstate sections only analyse; the engines
+section loads its own)."""
 SERVER_SECTIONS = ("lsp", "editor")
 """Sections that run a server subprocess (it loads the model itself)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
@@ -85,6 +90,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="gdg.constraint for the editor section (default: the setting's default; --quick with "
                              "--model random: none, as random weights rarely finish a statement under Γ)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
+    parser.add_argument("--engines", default="lean,lean-packed,llama.cpp",
+                        help="engines of the engines section (lean, the fp32 reference, always first; llama.cpp "
+                             "when llama-cpp-python is installed and the model is a GGUF file)")
+    parser.add_argument("--engine-threads", default="1,2", help="thread counts of the engines section")
+    parser.add_argument("--engine-rounds", type=int, default=6, help="alternating rounds of the engines section")
+    parser.add_argument("--engine-steps", type=int, default=16, help="steps per round of the engines section")
+    parser.add_argument("--prompt-tokens", type=int, default=788, help="prompt length of the engines section")
+    parser.add_argument("--agreement-prompts", type=int, default=30,
+                        help="corpus prompts over which the engines section measures greedy agreement with fp32")
+    parser.add_argument("--agreement-tokens", type=int, default=32, help="tokens per agreement prompt")
     parser.add_argument("--batch-sizes", default="1,2,4",
                         help="concurrent requests for the batch section (lean engines only; empty: skip it)")
     parser.add_argument("--quick", action="store_true",
@@ -113,6 +128,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.editor_keys = min(args.editor_keys, 4)
         if args.model == "random" and not args.editor_constraint:
             args.editor_constraint = "none"
+        args.engine_rounds = min(args.engine_rounds, 2)
+        args.engine_steps = min(args.engine_steps, 4)
+        args.prompt_tokens = min(args.prompt_tokens, 128)
+        args.agreement_prompts = min(args.agreement_prompts, 2)
+        args.agreement_tokens = min(args.agreement_tokens, 4)
     return args
 
 
@@ -161,6 +181,13 @@ def load_backend(setting: str, args: argparse.Namespace, engine: str):
     began = time.perf_counter()
     backend = models.load(models.resolve(setting), device, threads=args.threads, engine=engine)
     return backend, device, time.perf_counter() - began
+
+
+def torch_threads(count: int) -> None:
+    """Give torch ``count`` threads again (the engines section changes them)."""
+    import torch
+
+    torch.set_num_threads(count)
 
 
 # -- decode: arms side by side ----------------------------------------------------------
@@ -881,6 +908,8 @@ def render(report: dict[str, Any]) -> str:
     if "model" in report:
         parts = [f"## bench perf: model {report['model']} ({report['engine']}) on {report['device']}, "
                  f"load {report['load_s']:.1f} s, load average {report['load_average']}"]
+    elif "engine_comparison" in report:
+        parts = [f"## bench perf, load average {report['load_average']}"]
     else:
         parts = [f"## bench perf (no model loaded), load average {report['load_average']}"]
     for engine, decode in report.get("decode", {}).items():
@@ -896,6 +925,10 @@ def render(report: dict[str, Any]) -> str:
         parts.append(_table(["engine", "step ms", "tokens/s", "× first", "greedy agreement with first"],
                             [[name, e["step_ms"], e["tokens_per_s"], e["ratio_vs_first"], e["greedy_agreement"]]
                              for name, e in report["engines"].items()]))
+    if report.get("engine_comparison"):
+        from gdg_lsp.bench import engines
+
+        parts.append(engines.render(report["engine_comparison"], _table))
     if report.get("new_prompt"):
         n = report["new_prompt"]
         parts.append(f"\n### first ask with nothing cached (scope; {n['holes']} holes): prefill during the compile\n")
@@ -1072,9 +1105,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="gdg-bench-perf-") as tmp:
         scratch = Path(tmp)
         service = None
+        model = model_setting(args, scratch) if wanted & {"engines", *MODEL_SECTIONS} else args.model
+        if "engines" in wanted:
+            from gdg_lsp.bench import engines
+
+            mark = time.perf_counter()
+            report["engine_comparison"] = engines.run(
+                model, args.corpus, [e.strip() for e in args.engines.split(",") if e.strip()],
+                [int(x) for x in args.engine_threads.split(",") if x.strip()], args.engine_rounds, args.engine_steps,
+                args.prompt_tokens, args.agreement_prompts, args.agreement_tokens, _log)
+            torch_threads(args.threads)
+            sections["engines"] = time.perf_counter() - mark
         if wanted & set(MODEL_SECTIONS):
-            model = model_setting(args, scratch)
         if wanted & (set(MODEL_SECTIONS) - set(SERVER_SECTIONS)):  # the server sections load their own
+            models_began = time.perf_counter()
             cases = cut_holes(args.corpus, args.holes, args.seed)
             report["decode"] = {}
             backends: dict[str, Any] = {}
@@ -1101,7 +1145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if "decode" in wanted:
                 report["new_prompt"] = bench_new_prompt(service, cases, args)
                 report["drafts"] = bench_drafts(service, cases, args)
-            sections["decode"] = time.perf_counter() - began
+            sections["decode"] = time.perf_counter() - models_began
             sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
             if "batch" in wanted and sizes and hasattr(first_backend, "weights"):  # a lean engine: its weights can serve a SlotPool
                 mark = time.perf_counter()

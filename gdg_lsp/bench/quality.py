@@ -43,6 +43,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-lines", type=int, default=1, help="statements per suggestion")
     parser.add_argument("--timeout-ms", type=int, default=30000, help="time budget per suggestion (generous: the bench measures, it does not cut)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for the model")
+    parser.add_argument("--engine", default="auto", help="as gdg.engine: auto, lean, lean-packed, lean-int8, transformers")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="folder for JSON, markdown and plots")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--filter", default="", metavar="REGEX",
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"warning: {warning}", file=sys.stderr)
     backend = models.load(models.resolve(args.model), device,
                           lambda m, p: print(f"  {m}" + (f" ({p}%)" if p is not None else ""), file=sys.stderr),
-                          args.threads)
+                          args.threads, args.engine)
     # optional plug-in hooks: the workspace a case sees, and settings it needs (P4: include paths)
     workspace_for = getattr(plugin, "workspace_for", None)
     settings_for = getattr(plugin, "settings_for", None)

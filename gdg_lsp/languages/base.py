@@ -22,6 +22,18 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding, Gamma
 
 
+@dataclass(frozen=True, slots=True)
+class LexToken:
+    """A token of a hand-written lexer (SQL, jq): what it is and where it stands."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    closed: bool = True
+    """False for a string, quoted name or comment whose closing delimiter is missing."""
+
+
 @dataclass(frozen=True)
 class Hole:
     """The region to generate at the cursor.

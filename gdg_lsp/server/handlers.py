@@ -56,40 +56,48 @@ def handles(what: str, empty: Callable[[], Any] = lambda: None, *, background: b
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(ls, params: Any) -> Any:
-                began = time.perf_counter()
-                try:
+                with _Guard(ls, what, empty) as guard:
                     return await fn(ls, params)
-                except (asyncio.CancelledError, JsonRpcException):
-                    raise
-                except Exception as err:  # noqa: BLE001 - answered, logged and said once
-                    return _failed(ls, what, err, empty)
-                finally:
-                    _timings[what].append(time.perf_counter() - began)
+                return guard.answer
 
             return run_async
 
         @functools.wraps(fn)
         def run(ls, params: Any) -> Any:
-            began = time.perf_counter()
-            try:
+            with _Guard(ls, what, empty) as guard:
                 return fn(ls, params)
-            except JsonRpcException:
-                raise
-            except Exception as err:  # noqa: BLE001 - answered, logged and said once
-                return _failed(ls, what, err, empty)
-            finally:
-                _timings[what].append(time.perf_counter() - began)
+            return guard.answer
 
         return run
 
     return wrap
 
 
+class _Guard:
+    """Times a handler's call and turns its failure into ``answer`` (``empty()``, the
+    failure logged and said once). Cancellation and JSON-RPC errors meant for the client
+    pass through. One guard serves the sync, async and background handlers alike."""
+
+    def __init__(self, ls: Any, what: str, empty: Callable[[], Any]) -> None:
+        self.ls, self.what, self.empty = ls, what, empty
+        self.answer: Any = None
+
+    def __enter__(self) -> "_Guard":
+        self.began = time.perf_counter()
+        return self
+
+    def __exit__(self, kind: type | None, err: BaseException | None, _tb: Any) -> bool:
+        _timings[self.what].append(time.perf_counter() - self.began)
+        if err is None or isinstance(err, (asyncio.CancelledError, JsonRpcException)) or not isinstance(err, Exception):
+            return False
+        self.answer = _failed(self.ls, self.what, err, self.empty)
+        return True
+
+
 def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Callable[[], Any]) -> Callable:
     @functools.wraps(fn)
     async def run_background(ls, params: Any) -> Any:
-        began = time.perf_counter()
-        try:
+        with _Guard(ls, what, empty) as guard:
             uri = params.text_document.uri
             session = ls.session
             doc = session.documents.find(uri)
@@ -102,12 +110,7 @@ def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Cal
             if session.documents.find(uri) is not doc or doc.version != snapshot.version:
                 return moved()  # computed for a text the client no longer has
             return result
-        except (asyncio.CancelledError, JsonRpcException):
-            raise
-        except Exception as err:  # noqa: BLE001 - answered, logged and said once
-            return _failed(ls, what, err, empty)
-        finally:
-            _timings[what].append(time.perf_counter() - began)
+        return guard.answer
 
     return run_background
 

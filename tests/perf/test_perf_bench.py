@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from gdg_lsp.bench import perf
+from gdg_lsp.bench import engines, perf
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +119,23 @@ def test_lsp_round_trips_and_memory(report):
     assert report["peak_rss_mb"] > 50
 
 
+def test_engines_side_by_side(report):
+    """The random model is no GGUF file: llama.cpp is left out with a reason, the lean
+    engines are raced at 1 and 2 threads, fp32 lean is the reference."""
+    e = report["engine_comparison"]
+    assert e["note"] and "lean engines only" in e["note"]
+    assert e["cpu"]["cores"] >= 1 and set(e["cpu"]["flags"]) <= set(engines.CPU_FLAGS)
+    assert list(e["by_threads"]) == ["1", "2"]
+    for block in e["by_threads"].values():
+        assert block["base"] == "lean" and list(block["engines"]) == ["lean", "lean-packed"]
+        for m in block["engines"].values():
+            assert m["steps"] == 2 * 4 and m["step_ms"] > 0 and m["prefill_ms"] > 0 and m["prompt_tokens"] == 128
+        assert block["engines"]["lean"]["step_vs_base"] == 1.0
+    agreement = e["agreement"]
+    assert agreement["lean"]["agreement"] == 1.0 and agreement["lean"]["positions"] == 2 * 4
+    assert 0 <= agreement["lean-packed"]["agreement"] <= 1
+
+
 def test_member_surfaces_section(report):
     su = report["surfaces"]
     m = su["module_500"]
@@ -134,7 +151,7 @@ def test_member_surfaces_section(report):
 
 def test_rendered_tables(report):
     text = perf.render(report)
-    for heading in ("### decode", "### batch", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
+    for heading in ("### engines", "### decode", "### batch", "### grammar", "### keystroke", "### typing", "### LSP over stdio", "peak RSS"):
         assert heading in text
     rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| ")]
     assert rows.count("| none") == 1 and rows.count("| scope") == 1

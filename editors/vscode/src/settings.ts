@@ -28,6 +28,8 @@ export const SERVER_KEYS = [
   "tilelang.version",
   "shell.tools",
   "jq.inputs",
+  "python.interpreter",
+  "python.memberWarnings",
   "backend",
   "remote.url",
   "remote.model",

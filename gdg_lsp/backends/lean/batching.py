@@ -54,11 +54,12 @@ import torch
 
 from gdg_lsp.backends.base import BackendStats, PrefillCancelled, common_prefix
 from gdg_lsp.backends.lean.cuda_graphs import BatchedGraphs, StaticLlama
-from gdg_lsp.backends.lean.linear import Int8Linear, Linear
+from gdg_lsp.backends.lean.linear import Linear
 from gdg_lsp.backends.lean.llama import (
     LeanLlama,
     LlamaWeights,
     apply_rope,
+    attend,
     causal_mask,
     feed_forward,
     rms_norm,
@@ -123,10 +124,8 @@ def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[in
             keys, values = model.cache.k[index], model.cache.v[index]
             keys[:, start : start + n].copy_(k[o : o + n].transpose(0, 1))
             values[:, start : start + n].copy_(v[o : o + n].transpose(0, 1))
-            qg = q[o : o + n].transpose(0, 1).reshape(KV, G * n, D)
-            attn = torch.nn.functional.scaled_dot_product_attention(
-                qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=first._scale)
-            outs.append(attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D))
+            outs.append(attend(q[o : o + n].transpose(0, 1), keys[:, : start + n], values[:, : start + n], mask,
+                               first._scale))
         h = feed_forward(h + _linear(layer.o, torch.cat(outs)), layer, s.rms_eps, _linear)
     for model, start, n in zip(models, starts, counts):
         model.cache.length = start + n
@@ -153,7 +152,7 @@ def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[in
 
 
 def _linear(layer: Linear, x: torch.Tensor) -> torch.Tensor:
-    if isinstance(layer, Int8Linear) and x.shape[0] > 1:
+    if not layer.rows_independent and x.shape[0] > 1:
         # fbgemm quantizes the activations with one scale per call: row by row, a
         # request's result does not depend on the other rows of the batch
         return torch.cat([layer(x[b : b + 1]) for b in range(x.shape[0])])
@@ -460,7 +459,8 @@ class SlotPool:
         began = time.perf_counter()
         try:
             with torch.inference_mode():
-                logits = job.slot.model.forward(chunk)
+                # only the prompt's last chunk has logits anybody reads
+                logits = job.slot.model.forward(chunk, logits=len(chunk) == len(job.ids))
         except BaseException as err:
             with self._cond:
                 self._prefills.popleft()
@@ -554,8 +554,9 @@ class SlotBackend:
     @property
     def extends_exactly(self) -> bool:
         """As ``FastLlamaBackend.extends_exactly`` (the decoder then checks drafts with
-        ``extend``): fp32 weights, and no CUDA graph (a draft's forward is eager)."""
-        return self._pool.weights.quant == "none" and not getattr(self._slot.model, "use_graph", False)
+        ``extend``): weights that compute each row on its own, and no CUDA graph (a
+        draft's forward is eager)."""
+        return self._pool.weights.rows_independent and not getattr(self._slot.model, "use_graph", False)
 
     def extend(self, ids: Sequence[int]) -> torch.Tensor:
         """Append ``ids``; row i holds the logits after ``ids[: i + 1]``. Batched with

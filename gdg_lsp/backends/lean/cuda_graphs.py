@@ -129,14 +129,15 @@ class StaticLlama(LeanLlama):
         cache.length = position + 1
         return logits
 
-    def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None) -> torch.Tensor:
-        if len(ids) != 1:
-            return super().forward(ids, allowed)  # prefill: eager, variable length
-        logits = self.step_token(int(ids[0]))
+    def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None,
+                logits: bool = True) -> torch.Tensor | None:  # type: ignore[override]
+        if len(ids) != 1 or not logits:
+            return super().forward(ids, allowed, logits=logits)  # prefill: eager, variable length
+        row = self.step_token(int(ids[0]))
         if allowed is None:
-            return logits
-        out = torch.full_like(logits, -math.inf)
-        out[allowed] = logits[allowed]
+            return row
+        out = torch.full_like(row, -math.inf)
+        out[allowed] = row[allowed]
         return out
 
 

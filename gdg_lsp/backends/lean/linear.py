@@ -1,16 +1,28 @@
-"""Weight formats for the matrix products of the lean decoder (``fast_llama``).
+"""Weight formats for the matrix products of the lean decoder (``llama.py``).
 
 At batch 1 a decode step is a chain of matrix-vector products: the time goes
-into reading the weights. Two formats:
+into reading the weights. The formats:
 
 - ``DenseLinear``: the weights as they are (fp32 on CPU, bf16 on a GPU).
 - ``Int8Linear``: int8 weights with one fp32 scale per output row, run by
   PyTorch's fbgemm kernel for dynamically quantized linears (activations are
   quantized per call, to 7 bits as fbgemm needs on AVX2 to avoid saturation).
-  It reads a quarter of the bytes: on the 2-core AVX2 machine this is what
-  makes a step of the default model ~2x faster (measured by ``bench perf``).
+  It reads a quarter of the bytes, but the per-call activation scale moves the
+  logits enough to change greedy choices (``gdg.engine=lean-int8`` only).
+- ``Fp16Linear``: fp16 weights, fp32 activations and results (fbgemm's fp16
+  kernel): half the bytes of fp32 at a rounding of 2^-11 of each weight.
+- ``Int4Linear``: 4-bit weights in groups of 32 inputs, each group with its own
+  scale and offset, run by PyTorch's packed int4 kernel (bf16 activations). Used
+  only where it is lossless: for weights that already are 4-bit groups (a GGUF
+  file's Q4_0/Q4_1 tensors, like the default model's layers) it keeps every
+  weight while reading an eighth of fp32's bytes.
+- ``SplitLinear``: one format for a few rows (a decode step, a draft, a small
+  batch: bandwidth-bound) and another for many (a prefill chunk: compute-bound).
 
-Both can also produce the product for a subset of output rows (``rows``): the
+Weight-only formats (all but ``Int8Linear``) compute each row of the input on
+its own: a row's result does not depend on the other rows of its call.
+
+Each can also produce the product for a subset of output rows (``rows``): the
 output layer then only computes the logits of the tokens the grammar allows.
 """
 
@@ -23,6 +35,7 @@ import torch
 
 class DenseLinear:
     kind = "dense"
+    rows_independent = True
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None) -> None:
         self.weight = weight.contiguous()
@@ -61,6 +74,8 @@ def quantize_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 class Int8Linear:
     kind = "int8"
+    rows_independent = False
+    """The activations of a call share one quantization scale."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None,
                  quantized: tuple[torch.Tensor, torch.Tensor] | None = None, keep_rows: bool = False) -> None:
@@ -95,4 +110,186 @@ class Int8Linear:
         return self._nbytes * (2 if self._q is not None else 1)
 
 
-Linear = DenseLinear | Int8Linear
+def fp16_available() -> bool:
+    """True when this PyTorch build has fbgemm's fp16-weight linear (x86 builds)."""
+    try:
+        return "fbgemm" in torch.backends.quantized.supported_engines and hasattr(torch.ops.quantized, "linear_prepack_fp16")
+    except Exception:
+        return False
+
+
+class Fp16Linear:
+    """fp16 weights, fp32 activations and results (fbgemm)."""
+
+    kind = "fp16"
+    rows_independent = True
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None) -> None:
+        self.out_features, self.in_features = weight.shape
+        self.bias = None if bias is None else bias.float().contiguous()
+        self._packed = torch.ops.quantized.linear_prepack_fp16(weight.float().contiguous(), self.bias)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.quantized.linear_dynamic_fp16(x, self._packed)
+
+    def rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return self(x).index_select(-1, ids)  # the packed weights cannot be sliced
+
+    @property
+    def nbytes(self) -> int:
+        return self.out_features * self.in_features * 2
+
+
+def bf16_native() -> bool:
+    """True when the CPU multiplies bf16 in hardware (AVX512-BF16 or AMX): bf16 products
+    then run about twice as fast as fp32 ones, else they are emulated."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            flags = next((line for line in info if line.startswith("flags")), "")
+    except OSError:
+        return False
+    return bool({"avx512_bf16", "amx_bf16"} & set(flags.split()))
+
+
+class Bf16Linear:
+    """bf16 weights and products, fp32 activations and results at the boundary."""
+
+    kind = "bf16"
+    rows_independent = True
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None) -> None:
+        self.weight = weight.to(torch.bfloat16).contiguous()
+        self.bias = None if bias is None else bias.to(torch.bfloat16).contiguous()
+        self.out_features, self.in_features = self.weight.shape
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear(x.to(torch.bfloat16), self.weight, self.bias).float()
+
+    def rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return self(x).index_select(-1, ids)
+
+    @property
+    def nbytes(self) -> int:
+        return self.weight.numel() * 2
+
+
+INT4_GROUP = 32
+"""Inputs per scale of ``Int4Linear``: the block size of GGUF's Q4_0 and Q4_1."""
+
+
+def quantize_groups(weight: torch.Tensor, group: int = INT4_GROUP) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Asymmetric 4-bit groups: (codes 0..15 [out, in] int32, scale and minimum [out, in/group]),
+    ``weight ≈ code * scale + minimum``. The minimum and maximum of a group map to 0 and 15,
+    which is how Q4_1 was made: its values come back unchanged."""
+    out_features, in_features = weight.shape
+    grouped = weight.float().reshape(out_features, in_features // group, group)
+    low, high = grouped.amin(-1), grouped.amax(-1)
+    scale = (high - low) / 15
+    codes = torch.round((grouped - low[..., None]) / scale.clamp(min=1e-30)[..., None]).clamp_(0, 15)
+    return codes.to(torch.int32).reshape(out_features, in_features), scale, low
+
+
+def int4_available() -> bool:
+    """True when this PyTorch build has the packed int4 CPU kernel (torch >= 2.5)."""
+    return hasattr(torch.ops.aten, "_weight_int4pack_mm_for_cpu") and hasattr(
+        torch.ops.aten, "_convert_weight_to_int4pack_for_cpu")
+
+
+def lossless_int4(weight: torch.Tensor, group: int = INT4_GROUP) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """``quantize_groups(weight)`` when it loses nothing (``weight`` is 4-bit groups
+    already: every value comes back from its code to within a thousandth of its
+    group's step), else None. Shapes the packing kernel does not take give None."""
+    out_features, in_features = weight.shape
+    if in_features % group or out_features % 16:
+        return None
+    codes, scale, low = quantize_groups(weight, group)
+    grouped = weight.float().reshape(out_features, -1, group)
+    back = codes.reshape(out_features, -1, group).float() * scale[..., None] + low[..., None]
+    if bool(((back - grouped).abs() > scale[..., None] * 1e-3 + 1e-12).any()):
+        return None
+    return codes, scale, low
+
+
+class Int4Linear:
+    """4-bit groups through PyTorch's packed int4 kernel: bf16 activations, fp32 result.
+
+    The kernel computes ``(code - 8) * scale + zero`` per weight, so ``zero`` is the
+    group's minimum plus 8 scales; scale and zero are bf16, as the kernel needs."""
+
+    kind = "int4"
+    rows_independent = True
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, group: int = INT4_GROUP,
+                 quantized: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> None:
+        self.out_features, self.in_features = weight.shape
+        self.group = group
+        codes, scale, low = quantized if quantized is not None else quantize_groups(weight, group)
+        self._packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(codes, 1)
+        # [in/group, out, 2]: the layout the kernel reads
+        self._scale_zero = torch.stack([scale, low + 8 * scale], -1).transpose(0, 1).contiguous().to(torch.bfloat16)
+        self.bias = None if bias is None else bias.float().contiguous()
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.ops.aten._weight_int4pack_mm_for_cpu(
+            x.to(torch.bfloat16), self._packed, self.group, self._scale_zero).float()
+        return out if self.bias is None else out + self.bias
+
+    def rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return self(x).index_select(-1, ids)
+
+    @property
+    def nbytes(self) -> int:
+        return self.out_features * self.in_features // 2 + self._scale_zero.numel() * 2
+
+
+STEP_ROWS = 8
+"""Rows up to which ``SplitLinear`` runs its step format: a step, a draft of up to 7
+tokens (``engine.DRAFT_TOKENS`` + 1). Beyond it the products are compute-bound
+and the bulk format is faster (a prefill chunk)."""
+
+
+class SplitLinear:
+    """A bandwidth-saving format for a few rows, another for many; the same weights."""
+
+    def __init__(self, step: Int4Linear | Fp16Linear | DenseLinear, bulk: Bf16Linear | Fp16Linear | DenseLinear,
+                 rows: int = STEP_ROWS) -> None:
+        self.step, self.bulk, self.max_step_rows = step, bulk, rows
+        self.kind = f"{step.kind}+{bulk.kind}"
+        self.rows_independent = step.rows_independent and bulk.rows_independent
+        self.out_features, self.in_features = bulk.out_features, bulk.in_features
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return (self.step if x.shape[0] <= self.max_step_rows else self.bulk)(x)
+
+    def rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return (self.step if x.shape[0] <= self.max_step_rows else self.bulk).rows(x, ids)
+
+    @property
+    def nbytes(self) -> int:
+        return self.step.nbytes + self.bulk.nbytes
+
+
+Linear = DenseLinear | Int8Linear | Bf16Linear | Fp16Linear | Int4Linear | SplitLinear
+
+
+def fp16_or_dense(weight: torch.Tensor, bias: torch.Tensor | None = None) -> Fp16Linear | DenseLinear:
+    """fp16 weights with fp32 activations and results; fp32 where this build lacks fbgemm."""
+    if fp16_available():
+        return Fp16Linear(weight, bias)
+    return DenseLinear(weight.float(), None if bias is None else bias.float())
+
+
+def packed_linear(weight: torch.Tensor, bias: torch.Tensor | None = None, bulk_bf16: bool = False) -> Linear:
+    """The CPU format of ``quant="packed"`` for one projection.
+
+    Steps (a few rows, bandwidth-bound): 4-bit groups where that loses nothing,
+    else fp16. Prefill chunks (compute-bound): bf16 with ``bulk_bf16`` (a CPU with
+    bf16 products), else the step's fp16."""
+    quantized = lossless_int4(weight) if int4_available() else None
+    step: Int4Linear | Fp16Linear | DenseLinear = (
+        Int4Linear(weight, bias, quantized=quantized) if quantized is not None else fp16_or_dense(weight, bias))
+    if bulk_bf16:
+        return SplitLinear(step, Bf16Linear(weight, bias))
+    if isinstance(step, Int4Linear):
+        return SplitLinear(step, fp16_or_dense(weight, bias))
+    return step

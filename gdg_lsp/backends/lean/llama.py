@@ -9,9 +9,16 @@ the same mathematics with
   row and attends to a view: no concatenation, and cropping to a shared prefix
   is free;
 - fused projections (q|k|v as one product, gate|up as one);
-- int8 weights on CPU (``linear.Int8Linear``; fp32 with ``quant="none"``);
-- the output layer evaluated only on the token ids the grammar allows when the
-  caller passes them (``step(token, allowed=...)``), the rest left at -inf.
+- on CPU, weights packed for the step (``quant="packed"``, ``gdg.engine`` auto:
+  4-bit groups where the checkpoint's weights are 4-bit groups already, fp16
+  for prefill chunks and the output layer; ``linear.py``), fp32 with
+  ``quant="none"``, int8 with dynamically quantized activations with ``"int8"``;
+- the output layer evaluated only where logits are used: for the last prompt
+  token of a prefill (not for the chunks before it), for every token of a
+  draft, and only on the token ids the grammar allows when the caller passes
+  them (``step(token, allowed=...)``), the rest left at -inf;
+- one fused attention kernel for a single-token step (grouped-query heads
+  read their shared key head in place).
 
 It implements the ModelBackend protocol of ``backends.py`` and keeps the
 prefix reuse of ``TorchBackend``. ``load_weights`` reads a Hugging Face folder
@@ -33,11 +40,23 @@ from typing import Any
 import torch
 
 from gdg_lsp.backends.base import BackendStats, PrefillCancelled, common_prefix
-from gdg_lsp.backends.lean.linear import DenseLinear, Int8Linear, Linear, int8_available
+from gdg_lsp.backends.lean.linear import (
+    DenseLinear,
+    Int8Linear,
+    Linear,
+    bf16_native,
+    fp16_or_dense,
+    int8_available,
+    packed_linear,
+)
 from gdg_lsp.vocab import Vocabulary
 
 PREFILL_CHUNK = 256
 """Prompt tokens per forward during a prefill (bounds the attention scores' memory)."""
+
+QUANTS = ("none", "int8", "packed")
+"""Weight formats of ``build_weights`` (``linear.py``): fp32 (bf16 on a GPU); int8 with
+activations quantized per call; packed for the CPU step."""
 
 
 class UnsupportedModel(ValueError):
@@ -121,6 +140,13 @@ class LlamaWeights:
         return head._q.index_select(0, ids).float() * head._scale.index_select(0, ids)[:, None]  # type: ignore[union-attr]
 
     @property
+    def rows_independent(self) -> bool:
+        """True when each input row's result is computed on its own: a draft's rows are
+        then its steps' logits (to rounding), and a batch's rows the single rows'. Not
+        with ``int8``, whose activations share one quantization scale per call."""
+        return self.quant != "int8"
+
+    @property
     def nbytes(self) -> int:
         total = sum(l.qkv.nbytes + l.o.nbytes + l.gate_up.nbytes + l.down.nbytes for l in self.layers) + self.head.nbytes
         return total + (0 if self.embed is None else self.embed.numel() * self.embed.element_size())
@@ -142,12 +168,13 @@ def build_weights(shape: LlamaShape, state: dict[str, torch.Tensor], quant: str 
                   dtype: torch.dtype | None = None, vocab_rows: int | None = None) -> LlamaWeights:
     """Arrange a Hugging Face state dict for the lean decoder.
 
-    ``quant``: ``int8`` (CPU only) or ``none``. ``vocab_rows`` keeps only the
-    first rows of the output layer (checkpoints pad it beyond the tokenizer).
+    ``quant``: one of ``QUANTS`` (``int8`` and ``packed`` on CPU only: ``none``
+    elsewhere). ``vocab_rows`` keeps only the first rows of the output layer
+    (checkpoints pad it beyond the tokenizer).
     """
-    if quant not in ("int8", "none"):
+    if quant not in QUANTS:
         raise ValueError(f"unknown quantization {quant!r}")
-    if quant == "int8" and (device != "cpu" or not int8_available()):
+    if quant != "none" and device != "cpu" or quant == "int8" and not int8_available():
         quant = "none"
     dtype = dtype or (torch.float32 if device == "cpu" else torch.bfloat16)
     state = {k.removeprefix("model."): v for k, v in state.items()}
@@ -157,9 +184,13 @@ def build_weights(shape: LlamaShape, state: dict[str, torch.Tensor], quant: str 
             raise UnsupportedModel(f"weight {name} is missing")
         return state.pop(name)
 
+    bulk_bf16 = quant == "packed" and bf16_native()
+
     def linear(weight: torch.Tensor, bias: torch.Tensor | None = None) -> Linear:
         if quant == "int8":
             return Int8Linear(weight, bias)
+        if quant == "packed":
+            return packed_linear(weight, bias, bulk_bf16=bulk_bf16)
         return DenseLinear(weight.to(device=device, dtype=dtype),
                            None if bias is None else bias.to(device=device, dtype=dtype))
 
@@ -187,6 +218,11 @@ def build_weights(shape: LlamaShape, state: dict[str, torch.Tensor], quant: str 
     if quant == "int8":
         head: Linear = Int8Linear(head_w[:rows], keep_rows=True)
         embed_kept = None if (shape.tied or head_w is embed) and rows == embed.shape[0] else embed.float()
+    elif quant == "packed":
+        # fp16 weights, fp32 logits (it only ever sees a few rows); packed weights
+        # cannot be read by rows: the embeddings stay fp32
+        head = fp16_or_dense(head_w[:rows])
+        embed_kept = embed.float()
     else:
         head = DenseLinear(head_w[:rows].to(device=device, dtype=dtype))
         if head_w is embed and rows == embed.shape[0]:
@@ -203,24 +239,30 @@ def load_weights(folder: Path, quant: str = "int8", device: str = "cpu", vocab_r
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    xf = x.float()
+    if x.dtype == weight.dtype == torch.float32:  # one fused kernel (CPU: a step runs 61 of them)
+        return torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps)
+    xf = x.float()  # bf16 on a GPU: normalised in fp32, scaled in bf16, as transformers does
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(weight.dtype) * weight
 
 
 def rope_tables(shape: LlamaShape, positions: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin for each position, [positions, head_dim], in the rotate-half layout of HF checkpoints."""
+    """cos and signed sin for each position, [positions, head_dim], in the rotate-half layout
+    of HF checkpoints. The sine's first half is negated: rotating half of x is then a roll
+    (``apply_rope``)."""
     half = shape.head_dim // 2
     inv_freq = 1.0 / (shape.rope_theta ** (torch.arange(0, half, dtype=torch.float64) * 2 / shape.head_dim))
     angles = torch.arange(positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
     angles = torch.cat([angles, angles], dim=-1)
-    return angles.cos().float().to(device), angles.sin().float().to(device)
+    sin = angles.sin()
+    sin[:, :half] = -sin[:, :half]
+    return angles.cos().float().to(device), sin.float().to(device)
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """x: [..., n, head_dim]; cos/sin: [n, head_dim]."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return (x.float() * cos + rotated.float() * sin).to(x.dtype)
+    """x: [..., n, head_dim]; cos and signed sin (``rope_tables``): [n, head_dim].
+    x·cos + (-x₂, x₁)·sin, where (x₂, x₁) is x rolled by half a head."""
+    xf = x.float()
+    return torch.addcmul(xf * cos, xf.roll(x.shape[-1] // 2, -1), sin).to(x.dtype)
 
 
 def causal_mask(start: int, n: int, group: int, device: Any) -> torch.Tensor | None:
@@ -240,6 +282,21 @@ def feed_forward(h: torch.Tensor, layer: "LayerWeights", eps: float,
     x = rms_norm(h, layer.ln2, eps)
     gate, up = linear(layer.gate_up, x).chunk(2, dim=-1)
     return h + linear(layer.down, torch.nn.functional.silu(gate) * up)
+
+
+def attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None,
+           scale: float) -> torch.Tensor:
+    """Grouped-query attention of ``n`` new tokens: q [heads, n, D] against the cached
+    keys and values [kv_heads, length, D] (``causal_mask``); [n, heads * D]."""
+    heads, n, dim = q.shape
+    kv_heads = keys.shape[0]
+    if n == 1:  # a step: one fused kernel, each query head reading its key head in place
+        attn = torch.nn.functional.scaled_dot_product_attention(
+            q[None], keys[None], values[None], scale=scale, enable_gqa=True)
+    else:  # the G query heads that share a key head, batched as G*n query rows
+        attn = torch.nn.functional.scaled_dot_product_attention(
+            q.reshape(kv_heads, heads // kv_heads * n, dim), keys, values, attn_mask=mask, scale=scale)
+    return attn.reshape(heads, n, dim).transpose(0, 1).reshape(n, heads * dim)
 
 
 class KVCache:
@@ -283,13 +340,15 @@ class LeanLlama:
         self._scale = 1.0 / math.sqrt(self.shape.head_dim)
 
     def forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None,
-                every_position: bool = False) -> torch.Tensor:
+                every_position: bool = False, logits: bool = True) -> torch.Tensor | None:
         """Append ``ids`` to the cached sequence; logits for the token after them.
 
         With ``allowed`` (token ids), only those logits are computed: the result
         has -inf elsewhere. With ``every_position``, logits after each of the
         ``ids`` ([len(ids), vocab]; ``allowed`` is ignored): one forward checks
-        a whole draft (``FastLlamaBackend.extend``)."""
+        a whole draft (``FastLlamaBackend.extend``). With ``logits=False`` only
+        the cache is filled and None is returned (a prefill chunk that is not
+        the prompt's last: nobody reads its logits)."""
         s, w, cache = self.shape, self.w, self.cache
         n = len(ids)
         start = cache.length
@@ -298,34 +357,30 @@ class LeanLlama:
         h = w.embed_rows(tokens).to(w.dtype)
         cos, sin = self._cos[start : start + n], self._sin[start : start + n]
         mask = causal_mask(start, n, s.group, w.device)
-        H, KV, D, G = s.heads, s.kv_heads, s.head_dim, s.group
+        H, KV, D = s.heads, s.kv_heads, s.head_dim
         for index, layer in enumerate(w.layers):
             x = rms_norm(h, layer.ln1, s.rms_eps)
             qkv = layer.qkv(x)
-            q = qkv[:, : H * D].view(n, H, D).transpose(0, 1)
-            k = qkv[:, H * D : (H + KV) * D].view(n, KV, D).transpose(0, 1)
+            # queries and keys rotated together: [H + KV, n, D]
+            qk = apply_rope(qkv[:, : (H + KV) * D].view(n, H + KV, D).transpose(0, 1), cos, sin)
+            q, k = qk[:H], qk[H:]
             v = qkv[:, (H + KV) * D :].view(n, KV, D).transpose(0, 1)
-            q = apply_rope(q, cos, sin)
-            k = apply_rope(k, cos, sin)
             keys, values = cache.k[index], cache.v[index]
             keys[:, start : start + n].copy_(k)
             values[:, start : start + n].copy_(v)
-            # grouped-query attention without repeating the keys: the G query
-            # heads that share a key head are batched as G*n query rows
-            qg = q.reshape(KV, G * n, D)
-            attn = torch.nn.functional.scaled_dot_product_attention(
-                qg, keys[:, : start + n], values[:, : start + n], attn_mask=mask, scale=self._scale)
-            out = attn.reshape(H, n, D).transpose(0, 1).reshape(n, H * D)
+            out = attend(q, keys[:, : start + n], values[:, : start + n], mask, self._scale)
             h = feed_forward(h + layer.o(out), layer, s.rms_eps)
         cache.length = start + n
+        if not logits:
+            return None
         if every_position:
             return w.head(rms_norm(h, w.norm, s.rms_eps)).float()
         last = rms_norm(h[-1:], w.norm, s.rms_eps)
         if allowed is None:
             return w.head(last)[0].float()
-        logits = torch.full((w.head.out_features,), -math.inf, device=w.device)
-        logits[allowed] = w.head.rows(last, allowed)[0].float()
-        return logits
+        out = torch.full((w.head.out_features,), -math.inf, device=w.device)
+        out[allowed] = w.head.rows(last, allowed)[0].float()
+        return out
 
 
 class FastLlamaBackend:
@@ -360,7 +415,7 @@ class FastLlamaBackend:
                     raise PrefillCancelled(f"cancelled after {at} of {len(ids)} prompt tokens")
                 chunk = ids[at : at + PREFILL_CHUNK]
                 last = at + PREFILL_CHUNK >= len(ids)
-                logits = self.model.forward(chunk, allowed if last else None)
+                logits = self.model.forward(chunk, allowed if last else None, logits=last)
         self.stats.model_seconds += time.perf_counter() - began
         self._ids.extend(ids)
         assert logits is not None
@@ -390,7 +445,7 @@ class FastLlamaBackend:
         """True when ``extend``'s rows are what steps give (to float rounding). Not
         with int8 weights: activations are quantized with one scale per forward, so
         a row depends on the other rows of its forward."""
-        return self.weights.quant == "none"
+        return self.weights.rows_independent
 
     def extend(self, ids: Sequence[int]) -> torch.Tensor:
         """Append ``ids`` in one forward; row i holds the logits after ``ids[: i + 1]``.

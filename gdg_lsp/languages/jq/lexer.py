@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gdg_lsp.languages.base import LexToken
+
 KEYWORDS = frozenset({
     "def", "if", "then", "elif", "else", "end", "as", "reduce", "foreach", "try", "catch", "label",
     "import", "include", "and", "or", "not", "__loc__",
@@ -31,15 +33,9 @@ _PATTERNS = [
 _TOKEN = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _PATTERNS))
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str
-    """field qfield recurse dot variable format ident keyword number string op comment space error"""
-    text: str
-    start: int
-    end: int
-    closed: bool = True
-    """False for a string (or quoted field) whose closing quote is missing."""
+@dataclass(frozen=True, slots=True)
+class Token(LexToken):
+    """kind: field qfield recurse dot variable format ident keyword number string op comment space error"""
 
     @property
     def key(self) -> str | None:

@@ -316,24 +316,8 @@ class _Builder:
 
     def params(self, params: Any, inner: Scope) -> None:
         for p in params.named_children:
-            kind, ident, annotation, default = "positional", None, None, None
-            if p.type == "identifier":
-                ident = p
-            elif p.type in ("default_parameter", "typed_default_parameter"):
-                ident = p.child_by_field_name("name")
-                annotation = p.child_by_field_name("type")
-                default = p.child_by_field_name("value")
-            elif p.type == "typed_parameter":
-                annotation = p.child_by_field_name("type")
-                for child in p.named_children:
-                    if child.type == "identifier":
-                        ident = child
-                    elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                        kind = "*args" if child.type == "list_splat_pattern" else "**kwargs"
-                        ident = next((c for c in child.named_children if c.type == "identifier"), None)
-            elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                kind = "*args" if p.type == "list_splat_pattern" else "**kwargs"
-                ident = next((c for c in p.named_children if c.type == "identifier"), None)
+            splat, ident, annotation, default = signatures.parameter_parts(p)
+            kind = splat or "positional"
             if ident is not None and ident.type == "identifier":
                 self.decl(inner, ident, "Parameter", inner.start, kind=kind,
                           annotation=_text(annotation) or None, default=_text(default) or None)

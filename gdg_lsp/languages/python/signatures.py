@@ -91,32 +91,44 @@ def tree_dotted(node: Any) -> str | None:
     return None
 
 
+def parameter_parts(p: Any) -> tuple[str | None, Any, Any, Any]:
+    """One node of a tree-sitter ``parameters`` list as ``(splat, name, annotation, default)``:
+    ``splat`` is ``"*args"``/``"**kwargs"`` or None, the others nodes or None (the scope
+    builder and the signature reader read parameters the same way)."""
+    splat = ident = annotation = default = None
+    if p.type == "identifier":
+        ident = p
+    elif p.type in ("default_parameter", "typed_default_parameter"):
+        ident = p.child_by_field_name("name")
+        annotation = p.child_by_field_name("type")
+        default = p.child_by_field_name("value")
+    elif p.type == "typed_parameter":
+        annotation = p.child_by_field_name("type")
+        for child in p.named_children:
+            if child.type == "identifier":
+                ident = child
+            elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                splat = "*args" if child.type == "list_splat_pattern" else "**kwargs"
+                ident = next((c for c in child.named_children if c.type == "identifier"), None)
+    elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+        splat = "*args" if p.type == "list_splat_pattern" else "**kwargs"
+        ident = next((c for c in p.named_children if c.type == "identifier"), None)
+    return splat, ident, annotation, default
+
+
 def tree_parameters(params: Any) -> list[tuple[str, str]]:
     """``(name, kind)`` of a tree-sitter ``parameters`` node, in order."""
     out: list[tuple[str, str]] = []
     keyword_only = False
     for p in params.named_children if params is not None else ():
-        kind, ident = "keyword" if keyword_only else "positional", None
-        if p.type == "identifier":
-            ident = p
-        elif p.type in ("default_parameter", "typed_default_parameter"):
-            ident = p.child_by_field_name("name")
-        elif p.type == "typed_parameter":
-            for child in p.named_children:
-                if child.type == "identifier":
-                    ident = child
-                elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                    kind = "*args" if child.type == "list_splat_pattern" else "**kwargs"
-                    ident = next((c for c in child.named_children if c.type == "identifier"), None)
-        elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-            kind = "*args" if p.type == "list_splat_pattern" else "**kwargs"
-            ident = next((c for c in p.named_children if c.type == "identifier"), None)
-        elif p.type == "keyword_separator":
+        if p.type == "keyword_separator":
             keyword_only = True
             continue
-        elif p.type == "positional_separator":
+        if p.type == "positional_separator":
             out = [(n, "posonly" if k == "positional" else k) for n, k in out]
             continue
+        splat, ident, _, _ = parameter_parts(p)
+        kind = splat or ("keyword" if keyword_only else "positional")
         if kind == "*args":
             keyword_only = True
         if ident is not None or kind in ("*args", "**kwargs"):

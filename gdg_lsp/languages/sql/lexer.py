@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gdg_lsp.languages.base import LexToken
+
 RESERVED = frozenset(
     """
     add all alter and as asc between by case cast check collate column constraint create cross
@@ -44,13 +46,8 @@ _CLOSING = {'"': '"', "`": "`", "[": "]"}
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
-    kind: str
-    """word | quoted | string | number | op | comment | space"""
-    text: str
-    start: int
-    end: int
-    closed: bool = True
+class Token(LexToken):
+    """kind: word | quoted | string | number | op | comment | space"""
 
     @property
     def is_identifier(self) -> bool:
