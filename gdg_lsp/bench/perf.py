@@ -1116,7 +1116,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 args.prompt_tokens, args.agreement_prompts, args.agreement_tokens, _log)
             torch_threads(args.threads)
             sections["engines"] = time.perf_counter() - mark
-        if wanted & set(MODEL_SECTIONS):
         if wanted & (set(MODEL_SECTIONS) - set(SERVER_SECTIONS)):  # the server sections load their own
             models_began = time.perf_counter()
             cases = cut_holes(args.corpus, args.holes, args.seed)
