@@ -30,6 +30,7 @@ from typing import Any
 
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot
+from gdg_lsp.gamma import Binding
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.settings import Settings
 
@@ -47,6 +48,23 @@ def settings_key(settings: Settings) -> tuple:
             settings.max_tokens, settings.max_lines, settings.context_tokens)
 
 
+_BINDING_DIGESTS: BoundedCache[int, tuple[Binding, bytes]] = BoundedCache("reuse.binding-digests", 20_000)
+"""id(binding) -> (the binding, its digest). Bindings are immutable and the analyzers hand out the
+same objects from one request to the next (builtins, surfaces, unchanged scopes), so each is
+digested once; the binding is kept in the entry so that its id is not reused while the entry lives."""
+
+
+def _binding_digest(binding: Binding) -> bytes:
+    kept = _BINDING_DIGESTS.get(id(binding))
+    if kept is not None and kept[0] is binding:
+        return kept[1]
+    attrs = sorted((str(k), repr(v)) for k, v in binding.attrs.items()) if binding.attrs else ()
+    value = hashlib.blake2b(repr((binding.name, binding.sort, attrs)).encode("utf-8", "surrogatepass"),
+                            digest_size=16).digest()
+    _BINDING_DIGESTS.put(id(binding), (binding, value))
+    return value
+
+
 def hole_key(hole: Hole) -> str:
     """A digest of what a suggestion was decoded under: the hole's language, fragment, sort,
     region and layout, its context, and every binding of Γ frame by frame (name, sort,
@@ -56,10 +74,8 @@ def hole_key(hole: Hole) -> str:
              sorted((str(k), repr(v)) for k, v in hole.context.items()))
     digest.update(repr(shape).encode("utf-8", "surrogatepass"))
     for frame in (hole.gamma.global_layer, *hole.gamma.frames):
-        digest.update(b"\x00frame " + frame.kind.encode("utf-8", "surrogatepass"))
-        for binding in frame:
-            attrs = sorted((str(k), repr(v)) for k, v in binding.attrs.items()) if binding.attrs else ()
-            digest.update(repr((binding.name, binding.sort, attrs)).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00frame " + frame.kind.encode("utf-8", "surrogatepass") + b"\x00")
+        digest.update(b"".join(_binding_digest(binding) for binding in frame))
     return digest.hexdigest()
 
 

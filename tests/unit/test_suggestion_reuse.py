@@ -103,3 +103,18 @@ def test_what_is_kept_is_bounded():
         snapshot = Snapshot(f"file:///d{n}.py", "python", 1, BEFORE + AFTER, None)
         reuse.remember(snapshot, len(BEFORE), len(BEFORE), "x", Settings(), hole)
     assert len(reuse._shown) == 2 and len(reuse._results) == 3
+
+
+def test_a_frame_that_grew_changes_the_key():
+    """The binding digests are kept between keys; a declaration into a frame changes the key."""
+    from gdg_lsp.gamma import Gamma
+
+    shared = _hole(BEFORE + AFTER, len(BEFORE))
+    own = Gamma(shared.gamma.global_layer.copy(), [frame.copy() for frame in shared.gamma.frames])
+    hole = dataclasses.replace(shared, gamma=own)  # frames of its own: the analyzer's are not touched
+    before = hole_key(hole)
+    assert hole_key(hole) == before == hole_key(shared)  # from the kept digests
+    own.global_layer.declare(Binding("declared_later", "Variable"))
+    assert hole_key(hole) != before
+    own.frames[-1].declare(Binding("declared_inside", "Variable"))
+    assert len({before, hole_key(hole), hole_key(shared)}) == 2
