@@ -9,9 +9,10 @@ returns; nesting is capped at 32 frames. A statement may also name the
 fragment the next statement is decoded with (TileLang: a line decoded with a
 per-operation fragment is followed by whole-line ones).
 
-A statement is kept only if it ended naturally; one cut by the budget is
-trimmed to the longest prefix that ends where a token ended and outside any
-name (never to nothing when some decoded prefix qualifies), and nothing follows it.
+A statement is kept only if it ended naturally; one cut by the token budget is
+cut back to the complete statement the grammar saw, one cut by time to the
+longest prefix that ends where a token ended and outside any name (never to
+nothing when some decoded prefix qualifies); nothing follows either.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from gdg_lsp import fragments
 from gdg_lsp.decoding.engine import (
     STOP_NEWLINE,
+    STOP_TIMEOUT,
     Decoder,
     DecodeResult,
     DecodeSpec,
@@ -277,7 +279,9 @@ class Executor:
 
     def _budget_cut(self, result: DecodeResult, state: _Progress, first: bool, hole: Hole,
                     choice: fragments.Choice) -> str:
-        """The region's text to show when a budget cut it: the longest prefix that ends where
+        """The region's text to show when a budget cut it. Cut by the token budget (``maxTokens``,
+        the user's choice of length): the complete statement the grammar saw, if any. Cut by
+        time (never empty for lack of time): the longest prefix that ends where
         a token ended, not inside a word the decode went on with, whose last word is a name
         in Γ or a keyword, whose names all stand on their own, and that the analyzer does not
         refuse, or the complete statement the grammar saw (``complete_text``) when that is
@@ -287,6 +291,8 @@ class Executor:
         for prefix in result.token_prefixes():
             if prefix == complete:  # a statement the grammar saw complete, not cut inside a word
                 return prefix
+            if result.stop_reason != STOP_TIMEOUT:  # the token budget: complete statements only
+                continue
             if not prefix.strip() or self.analyzer.trim_partial(prefix, state.gamma) != prefix:
                 continue
             line = prefix if first else state.layout + prefix

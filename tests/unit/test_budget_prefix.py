@@ -51,6 +51,7 @@ def _recording(monkeypatch) -> list:
     real = Executor._budget_cut
 
     def recording(self, result, *args):
+        result.stop_reason = "timeout"  # the same tokens, as if time had run out: the prefix rule
         chosen = real(self, result, *args)
         cuts.append((result, chosen))
         return chosen
@@ -82,7 +83,7 @@ def test_a_cut_suggestion_is_a_valid_prefix_that_ends_outside_any_name(seed, bud
         assert matcher.accept_string(hole.typed + text), text  # valid under the fragment
 
 
-def _cut(text: str, ends: list[int], complete: str = "") -> str:
+def _cut(text: str, ends: list[int], complete: str = "", stop: str = "timeout") -> str:
     code = "def f(alpha):\n    "
     analyzer = PythonAnalyzer()
     hole = analyzer.hole_at(Snapshot("file:///r.py", "python", 1, code, parse(code.encode())), len(code),
@@ -91,7 +92,7 @@ def _cut(text: str, ends: list[int], complete: str = "") -> str:
 
     state = _Progress(fragment=None, gamma=hole.gamma.overlay(), context={}, ids=[], heal="", heal_outside=0,
                       tokens_left=0, indent="    ", allowed_indents=("    ",))
-    result = DecodeResult(text=text, region_text="", stop_reason="timeout", complete_text=complete, token_ends=ends)
+    result = DecodeResult(text=text, region_text="", stop_reason=stop, complete_text=complete, token_ends=ends)
     choice = type("Choice", (), {"guaranteed": False})()
     return Executor(analyzer, None, None)._budget_cut(result, state, True, hole, choice)
 
@@ -108,3 +109,6 @@ def test_a_prefix_whose_names_would_read_differently_is_not_shown():
     # the complete statement is kept when nothing longer qualifies, unless it splits a word
     assert _cut("return alpha + zz", [6, 12, 17], complete="return alpha") == "return alpha"
     assert _cut("return6", [6, 7], complete="return") == ""
+    # cut by the token budget (the length the user chose): complete statements only
+    assert _cut("print(alpha, alp", [5, 6, 11, 12, 13, 16], stop="max-tokens") == ""
+    assert _cut("return alpha + zz", [6, 12, 14, 17], complete="return alpha", stop="max-tokens") == "return alpha"
