@@ -17,15 +17,18 @@ TEXT = "import os\n\n\ndef total(values, limit):\n    count = len(values)\n    \
 LINE, CHARACTER = 5, 4  # the blank line in the body
 
 
-def _random_model(settings, progress):
+def _random_model(step_seconds: float = 0.0):
     """Random logits over a small vocabulary that can spell any printable ASCII (SQL prompts hold '?')."""
-    tokens = sorted(set(STORM_TOKENS) | set(string.printable))
-    return "random-ascii", lambda device: SlowRandomBackend(ListVocabulary(tokens), 0.0, seed=1)
+    def resolve(settings, progress):
+        tokens = sorted(set(STORM_TOKENS) | set(string.printable))
+        return "random-ascii", lambda device: SlowRandomBackend(ListVocabulary(tokens), step_seconds, seed=1)
+
+    return resolve
 
 
-def _server():
+def _server(step_seconds: float = 0.0):
     server = create_server(dev=True)
-    server.session.worker.resolve_model = _random_model
+    server.session.worker.resolve_model = _random_model(step_seconds)
     return server
 
 
@@ -98,8 +101,11 @@ async def test_a_gamma_change_stops_reuse(tmp_path: Path):
     schema = tmp_path / "schema.sql"
     schema.write_text("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, email TEXT);\n")
     uri = (tmp_path / "query.sql").as_uri()
-    options = {"maxTokens": 12, "maxLines": 1}
-    async with InProcessServer(server=_server(), initialization_options=options, root_uri=tmp_path.as_uri()) as server:
+    # random text seldom ends a SQL statement: a short time budget cuts it, and what is cut by
+    # time is shown (its longest prefix of whole names)
+    options = {"maxTokens": 48, "maxLines": 1, "timeoutMs": 400}
+    async with InProcessServer(server=_server(0.02), initialization_options=options,
+                               root_uri=tmp_path.as_uri()) as server:
         assert await server.wait_model() == "ready"
         session = server.server.session
         server.open(uri, "SELECT ", language_id="sql")
