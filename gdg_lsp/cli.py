@@ -7,6 +7,8 @@
     gdg-lsp model info|prepare
     gdg-lsp doctor
     gdg-lsp bench quality|perf|stress ...
+    gdg-lsp induce CORPUS --lang L --hole KIND -o FILE
+    gdg-lsp gate FILE [--corpus DIR]
 
 Lines and columns are 1-based, as editors show them; a missing column means
 the end of the line.
@@ -90,6 +92,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check the installation and say how to fix what is missing")
 
+    induce = sub.add_parser("induce", help="build a fragment file from a corpus's regions of one hole kind, "
+                                           "written only when it passes the gate (docs/fragments.md)")
+    induce.add_argument("corpus", type=Path, nargs="+", help="folders or files of the language")
+    induce.add_argument("--lang", required=True, help="the language (built-in, or defined by --language-file)")
+    induce.add_argument("--hole", required=True, metavar="KIND",
+                        help="NODE_TYPE or NODE_TYPE:PREFIX, a tree-sitter node type and the text regions start "
+                             "with (e.g. call:tl.load()")
+    induce.add_argument("-o", "--output", type=Path, required=True, help="the fragment file to write")
+    induce.add_argument("--name", default=None, help="the fragment's name (default: from the hole kind)")
+    induce.add_argument("--trigger", action="append", default=[],
+                        help="text that opens the hole in an editor (repeatable; default: the kind's prefix)")
+    induce.add_argument("--heldout", type=Path, action="append", default=[],
+                        help="files or folders not induced from, on which coverage is also reported")
+    induce.add_argument("--exclude", action="append", default=[], help="file name pattern to leave out (repeatable)")
+    induce.add_argument("--language-file", type=Path, default=None,
+                        help="a TOML file with a [new_language] table, for a language gdg-lsp does not know")
+    induce.add_argument("--proposer", default="structural",
+                        help="who proposes merges: structural (default), `default` (the default model) or a model "
+                             "folder/.gguf; the gate decides either way")
+    induce.add_argument("--tokenizer", default="default", choices=("default", "none"),
+                        help="vocabulary free_bits are counted in (default: the default model's)")
+    induce.add_argument("--min-rejection", type=float, default=0.99, help="share of mined ghosts to reject")
+    induce.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    gate_cmd = sub.add_parser("gate", help="run the gate on a fragment file: its examples, and a corpus's regions")
+    gate_cmd.add_argument("file", type=Path, help="the fragment file")
+    gate_cmd.add_argument("--corpus", type=Path, action="append", default=[],
+                          help="folders or files whose regions of the file's hole kind are positives (repeatable)")
+    gate_cmd.add_argument("--fragments", type=Path, action="append", default=[],
+                          help="fragment files or folders that define the file's language (repeatable)")
+    gate_cmd.add_argument("--tokenizer", default="none", choices=("default", "none"),
+                          help="count free_bits per rung in this vocabulary (default: not counted)")
+    gate_cmd.add_argument("--min-rejection", type=float, default=0.99, help="share of mined ghosts to reject")
+    gate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
+
     bench = sub.add_parser("bench", help="quality, performance and stress benchmarks")
     bench.add_argument("kind", choices=("quality", "perf", "stress"))
     bench.add_argument("args", nargs=argparse.REMAINDER, help="options of the benchmark (see --help after the kind)")
@@ -115,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
             from gdg_lsp.bench import main as bench_main
 
             return bench_main(args.kind, args.args)
+        if args.command == "induce":
+            return _induce(args)
+        if args.command == "gate":
+            return _gate(args)
     except GdgError as err:
         print(f"gdg-lsp: {err}", file=sys.stderr)
         return 2
@@ -270,6 +311,52 @@ def _model(args: argparse.Namespace) -> int:
     name = service.prepare_model(args.model, args.device, _progress, _warn)
     print(f"{name} is ready ({time.perf_counter() - began:.1f} s)")
     return 0
+
+
+def _induce(args: argparse.Namespace) -> int:
+    import tomllib
+
+    from gdg_lsp.languages import registry
+    from gdg_lsp.service import induction
+
+    table = None
+    if args.language_file is not None:
+        try:
+            data = tomllib.loads(args.language_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise GdgError(f"cannot read {args.language_file}: {err}") from err
+        table = data.get("new_language")
+        if not isinstance(table, dict):
+            raise GdgError(f"{args.language_file} has no [new_language] table")
+        if args.lang not in registry.names():
+            induction.register_definition(table, args.lang, str(args.language_file))
+    if args.lang not in registry.names():
+        raise GdgError(f"unknown language {args.lang!r}: give --language-file FILE with a [new_language] table")
+    tokens = induction.default_tokens() if args.tokenizer == "default" else None
+    result = induction.run_induce(
+        args.corpus, args.lang, args.hole, args.output, name=args.name, triggers=args.trigger, heldout=args.heldout,
+        exclude=args.exclude, proposer=induction.proposer_for(args.proposer), tokens=tokens,
+        min_rejection=args.min_rejection, language_table=table, command="gdg-lsp " + " ".join(sys.argv[1:]))
+    if args.json:
+        accepted, total = result.coverage
+        print(json.dumps({"gate": result.report.summary(), "coverage": [accepted, total],
+                          "heldout": list(result.heldout) if result.heldout else None,
+                          "unresolved": len(result.induction.unresolved),
+                          "written": str(result.written) if result.written else None}, indent=2))
+    else:
+        print("\n".join(result.lines()))
+    return 0 if result.written else 1
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from gdg_lsp.service import induction
+
+    ff = induction.read_fragment_file(args.file, args.fragments, need_language=bool(args.corpus))
+    tokens = induction.default_tokens() if args.tokenizer == "default" else None
+    result = induction.run_gate(ff, args.corpus, tokens=tokens, min_rejection=args.min_rejection)
+    print(json.dumps({**result.report.summary(), "coverage": result.coverage}, indent=2) if args.json
+          else "\n".join(result.lines()))
+    return 0 if result.report.passed else 1
 
 
 def _warn(message: str) -> None:

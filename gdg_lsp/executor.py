@@ -109,6 +109,8 @@ class StatementTrace:
     fragment: str | None = None
     coverage: Coverage | None = None
     """How its reference positions were covered (guaranteed rungs only): open ones are named."""
+    logprob: float | None = 0.0
+    """The model's log-probability of the statement's tokens (None: the engine did not say)."""
 
 
 @dataclass
@@ -129,6 +131,14 @@ class Execution:
     def open_positions(self) -> list[str]:
         """Reference positions of the kept statements that no Γ-slot or check covered."""
         return [p for s in self.statements if s.text and s.coverage is not None for p in s.coverage.open]
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """Mean log-probability per token of the kept statements (None when an engine did not say)."""
+        kept = [s for s in self.statements if s.text]
+        if not kept or any(s.logprob is None for s in kept):
+            return None
+        return sum(s.logprob for s in kept) / max(1, sum(s.tokens for s in kept))
 
     @property
     def free_bits(self) -> float | None:
@@ -230,6 +240,7 @@ class Executor:
             raise _Stop(StopReason.NO_RUNG)
         result = self._decode(prompt if first else None, state, choice, spec)
         trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
+        trace.logprob = result.logprob
         trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
                          "mask": result.mask_seconds, "total": result.total_seconds}
         line = self._line(result, state, trace, first, hole, choice)

@@ -7,28 +7,25 @@ grammar, and the timings.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from gdg_lsp import fragments, languages
 from gdg_lsp.documents import Snapshot
+from gdg_lsp.grammar.fragment_engine import byte_engine
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
-from gdg_lsp.vocab import ListVocabulary
 
 MAX_NAMES_SHOWN = 40
 _LISTED_APART = frozenset({"receivers", "kwargs"})
 """Context entries shown on lines of their own (long lists)."""
 
 
-@functools.lru_cache(maxsize=1)
 def byte_grammars() -> GrammarCache:
     """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
     ask whether a grammar accepts a text (the language is the same)."""
-    tokens = [bytes([b]).decode("latin-1") for b in range(1, 256)]
-    return GrammarCache(ListVocabulary(tokens), max_bytes=64 * 1024 * 1024)
+    return byte_engine().cache
 
 
 def _position(text: str, offset: int) -> dict[str, int]:
@@ -150,6 +147,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"  reason: {summary['reason']}")
         lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "
                      f"({summary['reusedTokens']} reused from the KV cache)")
+        lines.append(f"  prompt template: {summary['promptTemplate']}"
+                     + (f" ({summary['suffixTokens']} tokens after the cursor)" if summary["suffixTokens"] else ""))
         for st in report["statements"]:
             lines.append(f"statement {st['index'] + 1}: {st['text']!r} fragment={st['fragment']} rung={st['rung']} stop={st['stopReason']} "
                          f"Γ={st['gammaSize']}" + (f" declares {st['declared']}" if st["declared"] else "")

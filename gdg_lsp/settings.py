@@ -116,6 +116,13 @@ class JqSettings:
 
 
 @attrs.define(frozen=True)
+class FragmentsSettings:
+    paths: list[str] = attrs.field(factory=list)
+    """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
+    (docs/fragments.md). They may lie outside the workspace: a user setting only."""
+
+
+@attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
@@ -152,6 +159,15 @@ class Settings:
     timeout_ms: int = attrs.field(default=4000, validator=_in_range(50, 120_000))
     max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))
     context_tokens: int = attrs.field(default=1024, validator=_in_range(64, 32_768))
+    candidates: int = attrs.field(default=1, validator=_in_range(1, 8))
+    """Alternatives offered at once (the editor cycles through them): the greedy one plus
+    sampled ones under the same mask, ranked. Each costs a decode: keep 1 on a CPU."""
+    definitions: bool = True
+    """Show the model the definitions, in the workspace's other files, of the names imported
+    and used near the cursor (Python), within a quarter of ``gdg.contextTokens``."""
+    suffix: bool = True
+    """Use the text after the cursor: models with fill-in-the-middle tokens see it in their
+    prompt (``prompt_shapes``), and a suggestion that ends with it is fitted before it."""
     threads: int = attrs.field(default=1, validator=_in_range(1, 256))
     """CPU threads for the model. One by measurement (``bench perf --only engines``,
     docs/PERFORMANCE.md): two take about a third off a step on a quiet 2-core
@@ -171,6 +187,7 @@ class Settings:
     tilelang: TileLangSettings = attrs.field(factory=TileLangSettings)
     shell: ShellSettings = attrs.field(factory=ShellSettings)
     jq: JqSettings = attrs.field(factory=JqSettings)
+    fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

@@ -17,15 +17,12 @@ from typing import Any
 import numpy as np
 import xgrammar as xgr
 
+from gdg_lsp import prompt_shapes
+
 # Stop tokens used by chat-tuned small models. SmolLM2's default stop is
 # <|im_end|>; <|endoftext|> must stop it too.
 STOP_TOKEN_TEXTS = ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>", "<|end_of_text|>", "<end_of_turn>")
 
-FIM_TOKEN_SETS = (
-    ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-    ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
-    ("<|fim▁begin|>", "<|fim▁hole|>", "<|fim▁end|>"),
-)
 
 
 @dataclass(frozen=True)
@@ -40,7 +37,6 @@ class Vocabulary:
     token_bytes: list[bytes]
     stop_ids: frozenset[int]
     special_ids: frozenset[int]
-    fim: tuple[int, int, int] | None = None
 
     @property
     def size(self) -> int:
@@ -48,6 +44,11 @@ class Vocabulary:
 
     def encode(self, text: str) -> Encoding:
         raise NotImplementedError
+
+    def token_id(self, name: str) -> int | None:
+        """The id of the token spelled ``name`` in the tokenizer's own vocabulary (special
+        tokens such as ``<fim_prefix>``), or None; a plain list of strings has no such tokens."""
+        return None
 
     def tokenizer_info(self) -> xgr.TokenizerInfo:
         raise NotImplementedError
@@ -103,18 +104,20 @@ class Vocabulary:
 class HFVocabulary(Vocabulary):
     def __init__(self, tokenizer: Any, vocab_size: int | None = None) -> None:
         self.tokenizer = tokenizer
-        self._info = xgr.TokenizerInfo.from_huggingface(
-            tokenizer, vocab_size=vocab_size, stop_token_ids=self._stop_ids(tokenizer) or None
-        )
+        self._names = tokenizer.get_vocab()
+        self._limit = vocab_size
+        stops = self._stop_ids(tokenizer)
+        if prompt_shapes.detect(self) is not None:  # a FIM model ends its middle with these
+            stops = sorted({*stops, *(i for t in prompt_shapes.FIM_END_TOKENS if (i := self.token_id(t)) is not None)})
+        self._info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=stops or None)
         self.token_bytes = list(self._info.decoded_vocab)
         self.stop_ids = frozenset(self._info.stop_token_ids)
         specials = set(self._info.special_token_ids) | set(getattr(tokenizer, "all_special_ids", []) or [])
         self.special_ids = frozenset(specials - set(self.stop_ids))
-        vocab = tokenizer.get_vocab()
-        for names in FIM_TOKEN_SETS:
-            if all(name in vocab for name in names):
-                self.fim = tuple(vocab[name] for name in names)  # type: ignore[assignment]
-                break
+
+    def token_id(self, name: str) -> int | None:
+        found = self._names.get(name)
+        return found if found is not None and (self._limit is None or found < self._limit) else None
 
     @staticmethod
     def _stop_ids(tokenizer: Any) -> list[int]:

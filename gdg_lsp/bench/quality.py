@@ -18,8 +18,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from gdg_lsp import languages
 from gdg_lsp.languages.cases import HoleCase
+from gdg_lsp.service import suffix
 from gdg_lsp.latency import percentile
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
@@ -30,8 +33,25 @@ def plugins() -> list[str]:
     return languages.benchmarked()
 
 
+def load_fragment_languages(argv: list[str]) -> None:
+    """``--fragments PATH``: fragment files that teach languages (their bench plug-in is
+    languages/generic/bench.py); loaded first, so that ``--lang`` can name them."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--fragments", type=Path, action="append", default=[])
+    paths = early.parse_known_args(argv)[0].fragments
+    if paths:
+        from gdg_lsp.service.fragment_library import FragmentLibrary
+
+        for state in FragmentLibrary().sync([], paths):
+            for problem in state.problems:
+                print(f"{state.path}:{problem.line}: {problem.message}", file=sys.stderr)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    load_fragment_languages(argv)
     parser = argparse.ArgumentParser(prog="gdg-lsp bench quality", description=__doc__.splitlines()[0])
+    parser.add_argument("--fragments", type=Path, action="append", default=[],
+                        help="fragment files or folders to load first (languages they teach can be --lang)")
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS, help="corpus root (default: %(default)s)")
     parser.add_argument("--lang", default="python", choices=plugins(), help="language of the holes (default: %(default)s)")
     parser.add_argument("--arms", default="none,syntax,scope", help="comma-separated: none,syntax,scope")
@@ -50,14 +70,35 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="keep only holes whose original code matches REGEX (e.g. '\\b\\w+\\.\\w' for attribute references)")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
+    parser.add_argument("--holes", default="line", choices=("line", "midline"),
+                        help="line: a statement's line emptied; midline: a call's arguments removed, the cursor "
+                             "between ( and ) (languages whose plug-in cuts them: python)")
+    parser.add_argument("--prompt", default="", metavar="VARIANTS",
+                        help="prompt variants side by side, comma-separated: prefix-only (gdg.suffix and "
+                             "gdg.definitions off), suffix (FIM models see the text after the cursor, suggestions "
+                             "are fitted before it), context (suffix + definitions from other files); default: "
+                             "the settings' own")
     parser.add_argument("--sql-prompt", default="schema",
                         help="SQL: the prompt(s) the model sees, comma-separated: schema, plain "
                              "(both: each arm runs once per prompt, reported side by side as arm/prompt)")
     return parser.parse_args(argv)
 
 
+PROMPT_VARIANTS = {"prefix-only": {"suffix": False, "definitions": False},
+                   "suffix": {"suffix": True, "definitions": False},
+                   "context": {"suffix": True, "definitions": True}}
+"""--prompt: the settings each variant runs with (``context``: the suffix and the definitions
+of imported names from other files)."""
+
+
 def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
-    """The plug-in's prompt variants asked for (SQL: --sql-prompt), or [None]."""
+    """The prompt variants asked for (--prompt, else the plug-in's: SQL --sql-prompt), or [None]."""
+    if getattr(args, "prompt", ""):
+        asked = [v.strip() for v in args.prompt.split(",") if v.strip()]
+        unknown = [v for v in asked if v not in PROMPT_VARIANTS]
+        if unknown or not asked:
+            raise SystemExit(f"--prompt: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(PROMPT_VARIANTS)}")
+        return asked
     known = getattr(plugin, "VARIANTS", None)
     if not known:
         return [None]
@@ -70,7 +111,7 @@ def _variants(plugin: Any, args: argparse.Namespace) -> list[str | None]:
 
 _CORE_FLAGS = {"parsed", "passed", "match", "exact"}
 """Oracle facts the main table already has (under its own names)."""
-_CORE_RATES = {"ghost_rate", "parse_rate", "oracle_pass_rate", "empty_rate", "attribute_ghost_rate",
+_CORE_RATES = {"ghost_rate", "parse_rate", "answered_parse_rate", "oracle_pass_rate", "empty_rate", "attribute_ghost_rate",
                *(f"{flag}_rate" for flag in _CORE_FLAGS)}
 
 
@@ -90,6 +131,11 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "oracle_pass_rate": sum(r["passed"] for r in mine) / len(mine),
             "exact_match": sum(r["exact"] for r in mine) / len(mine),
             "empty_rate": sum(1 for r in mine if not r["suggestion"].strip()) / len(mine),
+            "answered": sum(1 for r in mine if r.get("answered", bool(r["suggestion"].strip()))),
+            "answered_parse_rate": sum(1 for r in mine if r.get("answered") and r["parsed"])
+            / max(1, sum(1 for r in mine if r.get("answered"))),
+            "edit_similarity": statistics.mean(r.get("similarity", 0.0) for r in mine),
+            "repeats_suffix": sum(1 for r in mine if r.get("repeats_suffix")),
             "tokens_mean": statistics.mean(r["tokens"] for r in mine),
             "free_bits_mean": statistics.mean(r["free_bits"] for r in mine),
             "latency_p50_ms": percentile(latencies, 0.5),
@@ -129,6 +175,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     if flags:
         lines += ["", "| arm | " + " | ".join(f[: -len("_rate")] for f in flags) + " |", "|---|" + "---|" * len(flags)]
         lines += [f"| {arm} | " + " | ".join(f"{m.get(f, 0):.0%}" for f in flags) + " |" for arm, m in table.items()]
+    lines += ["", "| arm | answered (the item changes the hole) | exact | edit similarity | answered that parse "
+              "| repeats the suffix |", "|---|---|---|---|---|---|"]
+    lines += [f"| {arm} | {m['answered']}/{m['holes']} | {m['exact_match']:.0%} | {m['edit_similarity']:.2f} | "
+              f"{m['answered_parse_rate']:.0%} | {m['repeats_suffix']} |" for arm, m in table.items()]
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -176,6 +226,37 @@ def plot(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], out: Pa
     return paths
 
 
+def applied(case: HoleCase, suggestion: Any) -> str:
+    """What the hole holds once the item is accepted: the suggestion for a line hole; for a
+    mid-line hole the rest of the line from the cursor (the suggestion, then what its range
+    left of the line), whether the item inserted before the suffix or replaced it."""
+    if not case.meta.get("midline"):
+        return suggestion.text
+    return (suggestion.text + case.text[suggestion.end :]).split("\n", 1)[0]
+
+
+def edit_similarity(got: str, expected: str) -> float:
+    """Normalized Levenshtein similarity of the stripped texts (1.0: equal)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return float(Levenshtein.normalized_similarity(got.strip(), expected.strip()))
+
+
+def repeats_suffix(case: HoleCase, suggestion: Any) -> bool:
+    """The accepted item leaves the text after the cursor twice: the suggestion was inserted
+    (the suffix kept) and itself ends with that suffix, closing what the suffix closes
+    (``a)`` before ``)``; ``f(x)`` before ``)`` closes its own bracket and is fine)."""
+    rest = case.meta.get("rest", "")
+    return bool(rest.strip() and suggestion.text.strip() and suggestion.end == suggestion.start
+                and suggestion.text.rstrip().endswith(rest.strip()) and suffix.closes_outer(suggestion.text))
+
+
+def changes_the_hole(case: HoleCase, got: str) -> bool:
+    """The item does something: not empty, and (mid-line) not the suffix written back."""
+    return bool(got.strip()) and got.strip() != case.meta.get("rest", "").strip() if case.meta.get("midline") \
+        else bool(got.strip())
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from gdg_lsp.backends import models
     from gdg_lsp.languages.base import WorkspaceContext
@@ -187,11 +268,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     variants = _variants(plugin, args)
     labels = [arm if len(variants) == 1 else f"{arm}/{variant}" for arm in arms for variant in variants]
     cases: list[HoleCase]
+    cut = plugin.cut_holes
+    if getattr(args, "holes", "line") == "midline":
+        cut = getattr(plugin, "cut_midline_holes", None)
+        if cut is None:
+            raise SystemExit(f"--holes midline: the {args.lang} plug-in cuts no mid-line holes")
     if getattr(args, "filter", ""):  # a kind of hole (attribute references...): cut more, keep those that match
         pattern = re.compile(args.filter)
-        cases = [c for c in plugin.cut_holes(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]
+        cases = [c for c in cut(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]
     else:
-        cases = plugin.cut_holes(args.corpus, args.n, args.seed)
+        cases = cut(args.corpus, args.n, args.seed)
     print(f"{len(cases)} {args.lang} holes from {args.corpus}; arms {arms}", file=sys.stderr)
     device, warning = models.resolve_device(args.device)
     if warning:
@@ -214,13 +300,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # Untimed: put this document's prompt in the KV cache, as an editor session
                 # has it when the user types, so that no arm pays a cold prefill for the others.
                 prime = Settings(constraint="none", max_tokens=1, timeout_ms=args.timeout_ms)
-                prime = plugin.variant_settings(prime, variant) if variant is not None else prime
+                prime = plugin.variant_settings(prime, variant) if variant is not None and variant not in PROMPT_VARIANTS \
+                    else prime
                 service.workspace.settings = prime = settings_for(case, prime) if settings_for else prime
                 service.complete(doc.snapshot(), case.cursor, prime)
             # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device)
-            if variant is not None:
+            if variant in PROMPT_VARIANTS:
+                settings = attrs.evolve(settings, **PROMPT_VARIANTS[variant])
+            elif variant is not None:
                 settings = plugin.variant_settings(settings, variant)
             if settings_for is not None:
                 settings = settings_for(case, settings)
@@ -229,13 +318,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             suggestion = service.complete(doc.snapshot(), case.cursor, settings, measure_free_bits=True)
             # again, as the next keystroke's request would: the grammar is compiled now
             warm = service.complete(doc.snapshot(), case.cursor, settings) if args.warm else suggestion
-            verdict = plugin.check(case, suggestion.text)
+            got = applied(case, suggestion)
+            verdict = plugin.check(case, got)
             rows.append({
                 "case": case.case_id, "arm": arm if len(variants) == 1 else f"{arm}/{variant}",
                 "suggestion": suggestion.text, "expected": case.expected,
                 "rung": suggestion.rung, "stop": suggestion.stop_reason, "reason": suggestion.reason,
                 "parsed": verdict.parsed, "passed": verdict.passed, "ghosts": verdict.ghosts,
-                "exact": suggestion.text.strip() == case.expected.strip(), "tokens": suggestion.tokens,
+                "exact": got.strip() == case.expected.strip(), "tokens": suggestion.tokens,
+                "similarity": edit_similarity(got, case.expected), "repeats_suffix": repeats_suffix(case, suggestion),
+                "answered": changes_the_hole(case, got),
+                "range": [suggestion.start, suggestion.end], "prompt_template": suggestion.prompt_template,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
                 "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
@@ -256,7 +349,7 @@ def main(argv: list[str]) -> int:
     stem = f"quality-{args.lang}"
     (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     command = "gdg-lsp bench quality " + " ".join(sys.argv[3:] if sys.argv[1:3] == ["bench", "quality"] else [])
-    header = (f"### {args.lang}: {report['n']} holes, model {report['model']} on {report['device']}, "
+    header = (f"### {args.lang}: {report['n']} {getattr(args, 'holes', 'line')} holes, model {report['model']} on {report['device']}, "
               f"seed {args.seed}, max {args.max_tokens} tokens\n\n`{command.strip()}`")
     md = markdown(report["summary"], header)
     (args.out / f"{stem}.md").write_text(md, encoding="utf-8")

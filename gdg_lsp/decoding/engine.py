@@ -100,6 +100,9 @@ class DecodeResult:
     token_ids: list[int] = field(default_factory=list)
     free_bits: float | None = 0.0
     """None when not measured (``DecodeSpec.measure_free_bits``)."""
+    logprob: float | None = 0.0
+    """Sum of the model's log-probabilities of the chosen tokens (before the mask): how
+    natural the model finds the text, to rank candidates. None from engines that do not say."""
     steps: int = 0
     prefill_seconds: float = 0.0
     model_seconds: float = 0.0
@@ -216,6 +219,7 @@ class Decoder:
         token_ends: list[int] = []  # where tokens ended, in bytes after the healed text
         end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
+        logprob = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
         model_before = stats_of(self.backend).model_seconds
@@ -266,6 +270,7 @@ class Decoder:
                     stop = STOP_DEAD_END
                     break
             ids.append(token)
+            logprob += float(torch.log_softmax(logits.float(), dim=-1)[token])
             produced += piece
             if len(produced) > heal_bytes:
                 token_ends.append(len(produced) - heal_bytes)
@@ -295,6 +300,7 @@ class Decoder:
             stop_reason=stop,
             token_ids=ids,
             free_bits=free_bits if spec.measure_free_bits else None,
+            logprob=logprob,
             steps=len(ids),
             prefill_seconds=prefill_seconds,
             model_seconds=model_after - model_before,

@@ -211,6 +211,7 @@ class RemoteDecoder:
             stop_reason=stop,
             token_ids=self.vocab.encode(heal + generated).ids,
             free_bits=0.0,  # the engine does not say how many tokens the mask allowed
+            logprob=None,  # nor how likely its tokens were (candidates from it rank by the checks alone)
             steps=steps,
             prefill_seconds=(first_at - request_began) if first_at is not None else request_seconds,
             model_seconds=request_seconds,

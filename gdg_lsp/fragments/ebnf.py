@@ -335,7 +335,12 @@ def prune_empty_rules(rules: dict[str, Expr], root: str = "root") -> dict[str, E
     while True:
         dead = {name for name, expr in live.items() if expr is None}
         if not dead:
-            break
+            # a rule left only with alternatives that recurse into it derives no text either
+            # (`a ::= a " + " b` once `b`'s slot was empty); the engine would accept its prefixes
+            # and the decoder would reach a dead end
+            dead = set(live) - _productive(live)  # type: ignore[arg-type]
+            if not dead:
+                break
         live = {name: expr for name, expr in live.items() if expr is not None}
         live = {
             name: _prune(expr, lambda e: None if isinstance(e, Ref) and e.name in dead else e)
@@ -345,6 +350,31 @@ def prune_empty_rules(rules: dict[str, Expr], root: str = "root") -> dict[str, E
             raise GrammarError("the grammar matches nothing once empty slots are removed")
     keep = reachable(live, root)  # once: per rule it made large grammars quadratic
     return {name: expr for name, expr in live.items() if name in keep}
+
+
+def _productive(rules: dict[str, Expr]) -> set[str]:
+    """The rules that derive at least one string (rules not in ``rules`` are taken to)."""
+    productive: set[str] = set()
+
+    def derives(expr: Expr) -> bool:
+        if isinstance(expr, Ref):
+            return expr.name in productive or expr.name not in rules
+        if isinstance(expr, Repeat):
+            return expr.min == 0 or derives(expr.item)
+        if isinstance(expr, Seq):
+            return all(derives(item) for item in expr.items)
+        if isinstance(expr, Alt):
+            return any(derives(option) for option in expr.options)
+        return True  # literals, classes, slots
+
+    changed = True
+    while changed:
+        changed = False
+        for name, expr in rules.items():
+            if name not in productive and derives(expr):
+                productive.add(name)
+                changed = True
+    return productive
 
 
 def references(expr: Expr) -> Iterable[str]:

@@ -68,8 +68,11 @@ def _answer(spec: Mapping[str, Any], slot: str, gamma: Gamma, context: Mapping[s
     elif "context" in spec:
         names = [str(n) for n in context.get(spec["context"], ())]
     else:
-        query = {key: _resolve(value, context) for key, value in spec.items()}
+        query = {key: _resolve(value, context) for key, value in spec.items() if key != "among"}
         names = gamma.names(**query)
+        if "among" in spec:  # a query narrowed to fixed names (an induced pin: the corpus's names)
+            among = set(_resolve(spec["among"], context))
+            names = [n for n in names if n in among]
     return names or None
 
 
@@ -89,6 +92,10 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
     began = time.perf_counter()
     context = context or {}
     set_rules: dict[tuple[str, ...], str] = {}
+    expr_rules: dict[int, tuple[str, ebnf.Expr, str]] = {}
+    """id(answer) -> (rule, expression, its text): an expression answer (an open identifier, a
+    fixed EBNF) is one rule referenced by every slot that has it, rendered once (inlined, the
+    keyword-excluding identifier was rendered and pruned once per slot: most of τ_Γ's time)."""
     values: dict[str, tuple[str, ...] | str] = {}
     answers: dict[tuple[str, int], ebnf.Expr | None] = {}
 
@@ -107,7 +114,10 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
             result = ebnf.Ref(set_rules.setdefault(key, f"gamma_set_{len(set_rules)}"))
             values[shown] = key
         else:
-            result, values[shown] = answer, ebnf.render_expr(answer)
+            known = expr_rules.get(id(answer))
+            if known is None:
+                known = expr_rules[id(answer)] = (f"gamma_expr_{len(expr_rules)}", answer, ebnf.render_expr(answer))
+            result, values[shown] = ebnf.Ref(known[0]), known[2]
         answers[(slot_name, member)] = result
         return result
 
@@ -163,5 +173,5 @@ def instantiate(fragment: Fragment, rung: str, gamma: Gamma, context: Mapping[st
         raise GammaEmptyError("root", str(err)) from err
     text = ebnf.render(live) + "".join(
         f"{rule} ::= {render_alternation(names)}\n" for names, rule in set_rules.items()
-    )
+    ) + "".join(f"{rule} ::= {rendered}\n" for rule, _, rendered in expr_rules.values())
     return Instantiated(fragment.name, rung, text, values, time.perf_counter() - began)

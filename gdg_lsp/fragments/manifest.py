@@ -34,6 +34,13 @@ the FROM clause the same suggestion writes after it.
 
 Rungs, tightest first: ``pin`` ⊑ ``ctx`` ⊑ ``gamma`` ⊑ ``base``. A slot without
 a spec for a rung uses the next looser rung's spec.
+
+Besides its manifest, a language folder may hold fragment files,
+``grammars/<language>/fragments/*.toml`` (one fragment each, its template
+inline: fragments/fileformat.py); they are built-in fragments like the
+manifest's. Fragments from users' files (a workspace's ``.gdg/fragments/``,
+``gdg.fragments.paths``) live in ``fragments.store`` once their gate passed;
+``fragment`` and ``available`` see both.
 """
 
 from __future__ import annotations
@@ -44,18 +51,37 @@ from functools import lru_cache
 from importlib import resources
 
 from gdg_lsp.errors import GrammarError
-from gdg_lsp.fragments import ebnf
+from gdg_lsp.fragments import ebnf, fileformat, store
 from gdg_lsp.fragments.model import RUNGS, Family, Fragment, SlotSpec
 
 
 @lru_cache(maxsize=None)
 def load_fragments(language: str) -> Mapping[str, Fragment]:
-    """The fragments of ``grammars/<language>/`` (parsed once per process)."""
+    """The built-in fragments of ``grammars/<language>/``: its manifest's and its
+    fragment files' (parsed once per process)."""
     folder = resources.files("gdg_lsp.grammars").joinpath(language)
     manifest_file = folder.joinpath("manifest.toml")
-    if not manifest_file.is_file():
+    files_folder = folder.joinpath("fragments")
+    if not manifest_file.is_file() and not files_folder.is_dir():
         raise GrammarError(f"no grammars for language {language!r} (missing {manifest_file})")
-    manifest = tomllib.loads(manifest_file.read_text(encoding="utf-8"))
+    fragments = _manifest_fragments(language, folder) if manifest_file.is_file() else {}
+    if files_folder.is_dir():
+        for entry in sorted(files_folder.iterdir(), key=lambda e: e.name):
+            if not entry.name.endswith(".toml"):
+                continue
+            origin = f"grammars/{language}/fragments/{entry.name}"
+            try:
+                parsed = fileformat.parse(entry.read_text(encoding="utf-8"), origin)
+            except fileformat.FragmentFileError as err:
+                raise GrammarError(str(err)) from None
+            if parsed.language != language or parsed.name in fragments:
+                raise GrammarError(f"{origin}: fragment {parsed.language}/{parsed.name} is not new to {language!r}")
+            fragments[parsed.name] = parsed.fragment
+    return fragments
+
+
+def _manifest_fragments(language: str, folder) -> dict[str, Fragment]:
+    manifest = tomllib.loads(folder.joinpath("manifest.toml").read_text(encoding="utf-8"))
     shared_slots = manifest.get("slots", {})
     fragments: dict[str, Fragment] = {}
     for name, entry in manifest.get("fragments", {}).items():
@@ -108,8 +134,29 @@ def load_fragments(language: str) -> Mapping[str, Fragment]:
     return fragments
 
 
+def builtin_languages() -> list[str]:
+    """The languages with a folder of built-in fragments."""
+    root = resources.files("gdg_lsp.grammars")
+    return sorted(entry.name for entry in root.iterdir() if entry.is_dir() and not entry.name.startswith("_"))
+
+
+def available(language: str) -> Mapping[str, Fragment]:
+    """Built-in fragments of ``language`` and those from users' files whose gate passed."""
+    users = store.USER.fragments(language)
+    try:
+        builtin = load_fragments(language)
+    except GrammarError:
+        if users:
+            return users
+        raise
+    return {**builtin, **users} if users else builtin
+
+
 def fragment(language: str, name: str) -> Fragment:
-    fragments = load_fragments(language)
+    user = store.USER.fragments(language).get(name)
+    if user is not None:
+        return user
+    fragments = available(language)
     if name not in fragments:
         raise GrammarError(f"language {language!r} has no fragment {name!r}")
     return fragments[name]

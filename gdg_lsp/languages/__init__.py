@@ -16,6 +16,9 @@ from gdg_lsp.languages import registry
 from gdg_lsp.languages.base import Analyzer
 
 _INSTANCES: dict[str, Analyzer] = {}
+_SPECS: dict[str, registry.LanguageSpec] = {}
+"""The spec each instance was built from: a language registered again (its fragment file
+changed) gets a new analyzer."""
 
 
 def supported() -> list[str]:
@@ -33,8 +36,10 @@ def resolve_language(language_id: str, text: str | None = None) -> str:
 def analyzer(language_id: str, text: str | None = None) -> Analyzer:
     """The analyzer for an LSP languageId (``text`` lets a language claim a file by content)."""
     spec = registry.resolve(language_id, text)
-    if spec.name not in _INSTANCES:
-        _INSTANCES[spec.name] = registry.load(spec.analyzer)()
+    if spec.name not in _INSTANCES or _SPECS.get(spec.name) is not spec:
+        make = registry.load(spec.analyzer)
+        _INSTANCES[spec.name] = make(spec.definition) if spec.definition is not None else make()
+        _SPECS[spec.name] = spec
     return _INSTANCES[spec.name]
 
 
@@ -46,7 +51,7 @@ def forget(uri: str) -> None:
 
 def benchmarked() -> list[str]:
     """The languages with bench cases for ``gdg-lsp bench quality``."""
-    return [spec.name for spec in registry.LANGUAGES if spec.bench is not None]
+    return [spec.name for spec in registry.all_specs() if spec.bench is not None]
 
 
 def bench_plugin(language: str):
@@ -54,4 +59,6 @@ def bench_plugin(language: str):
     spec = registry.spec(language)
     if spec.bench is None:
         raise registry.UnknownLanguageError(f"{language} (no bench cases)")
-    return importlib.import_module(spec.bench)
+    module = importlib.import_module(spec.bench)
+    # a language taught by fragment files: its plug-in is made for its definition (languages/generic/bench.py)
+    return module.plugin_for(spec.definition) if spec.definition is not None else module

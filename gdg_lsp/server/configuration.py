@@ -9,7 +9,7 @@ import threading
 from lsprotocol import types
 
 from gdg_lsp.documents import PositionEncoding
-from gdg_lsp.server import workspace_files
+from gdg_lsp.server import fragment_files, workspace_files
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ def register(server) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls, params: types.InitializedParams) -> None:
         ls.session.start_model()  # in the decode worker: the server keeps answering meanwhile
+        await fragment_files.load(ls)
         await workspace_files.watch(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -43,9 +44,13 @@ def register(server) -> None:
             except Exception as err:
                 log.warning("could not read the gdg configuration section: %s", err)
                 return
+        paths = ls.session.settings.fragments.paths
         ls.session.apply_settings(data)
+        if ls.session.settings.fragments.paths != paths:
+            await fragment_files.load(ls)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls, params) -> None:
         ls.session.worker.shutdown()
         ls.session.scheduler.shutdown()
+        ls.session.fragments.close()

@@ -48,7 +48,7 @@ def register(server) -> None:
         if reused is SUPERSEDED:
             return empty  # a newer request for this document came meanwhile
         if reused is not None:
-            return _answer(session, doc, snapshot, reused.start, reused.end, reused.suggestion, position)
+            return _answer(session, doc, snapshot, reused.start, [(reused.end, reused.suggestion)], position)
 
         def decode(service, cancel):
             # the budget counts from the request's arrival: time spent waiting for the model to
@@ -89,7 +89,9 @@ def register(server) -> None:
         if suggestion.hole is not None:  # shown, so typed through (a budget-cut one too: it is what is on screen)
             session.reuse.remember(snapshot, suggestion.start, suggestion.end, suggestion.text, settings,
                                    suggestion.hole, info)
-        return _answer(session, doc, snapshot, suggestion.start, suggestion.end, suggestion.text, position)
+        # every candidate, best first (gdg.candidates): the editor cycles through them
+        pieces = [(candidate.end, candidate.text) for candidate in suggestion.candidates or [suggestion]]
+        return _answer(session, doc, snapshot, suggestion.start, pieces, position)
 
 
 async def _reuse(session, snapshot, offset: int, settings, arrived: float):
@@ -116,9 +118,13 @@ async def _reuse(session, snapshot, offset: int, settings, arrived: float):
     return shown
 
 
-def _answer(session, doc, snapshot, start: int, end: int, text: str, position) -> types.InlineCompletionList:
+def _answer(session, doc, snapshot, start: int, pieces: list[tuple[int, str]], position) -> types.InlineCompletionList:
+    """Items inserting each ``(end, text)`` of ``pieces`` over ``[start, end)`` of the snapshot."""
     current = doc.version == snapshot.version
     first = doc.position_at(start, session.encoding) if current else (position.line, position.character)
-    last = doc.position_at(end, session.encoding) if current else first
-    return types.InlineCompletionList(items=[types.InlineCompletionItem(
-        insert_text=text, range=types.Range(types.Position(*first), types.Position(*last)))])
+    items = []
+    for end, text in pieces:
+        last = doc.position_at(end, session.encoding) if current else first
+        items.append(types.InlineCompletionItem(
+            insert_text=text, range=types.Range(types.Position(*first), types.Position(*last))))
+    return types.InlineCompletionList(items=items)

@@ -27,6 +27,7 @@ from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
+from gdg_lsp.service.fragment_library import FragmentLibrary
 from gdg_lsp.service.suggestion_reuse import SuggestionReuse
 from gdg_lsp.settings import Settings, from_json
 
@@ -65,6 +66,8 @@ class Session:
         self.reuse = SuggestionReuse()
         """Suggestions shown, for the keys that type them through and for repeated asks."""
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
+        self.fragments = FragmentLibrary()
+        """Users' fragment files (server/fragment_files.py)."""
 
     # -- settings & workspace ----------------------------------------------------------
 

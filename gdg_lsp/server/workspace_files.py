@@ -1,4 +1,4 @@
-"""workspace/didChangeWatchedFiles and textDocument/didSave: workspace schemas kept fresh.
+"""workspace/didChangeWatchedFiles and textDocument/didSave: workspace schemas and fragment files kept fresh.
 
 Γ for SQL also comes from files the user is not editing (DDL scripts, SQLite
 databases). When the client reports that such files changed, the schema
@@ -25,7 +25,7 @@ from lsprotocol import types
 
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.sql import catalog as sql_catalog
-from gdg_lsp.server import diagnostics
+from gdg_lsp.server import diagnostics, fragment_files
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ async def watch(ls) -> None:
     if not (watched and watched.dynamic_registration):
         return
     options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED_GLOBS])
+        watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in (*WATCHED_GLOBS, fragment_files.WATCHED_GLOB)])
     registration = types.Registration(
         id=str(uuid.uuid4()), method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
     try:
@@ -69,9 +69,12 @@ async def watch(ls) -> None:
 def register(server) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
-        await refresh(ls, (p for change in params.changes if (p := uri_to_path(change.uri)) is not None))
+        paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
+        await refresh(ls, paths)
+        await fragment_files.refresh(ls, paths)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
         if (path := uri_to_path(params.text_document.uri)) is not None:
             await refresh(ls, [path])
+            await fragment_files.refresh(ls, [path])

@@ -12,20 +12,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gdg_lsp import languages
+from gdg_lsp import languages, prompt_shapes
 from gdg_lsp.backends.base import ModelBackend, stats_of
 from gdg_lsp.backends.lean.batching import SlotPool
-from gdg_lsp.decoding import healing
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Snapshot
-from gdg_lsp.executor import Execution, Executor, Prompt
+from gdg_lsp.executor import Execution, Executor
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
+from gdg_lsp.service import candidates, suffix
+from gdg_lsp.service import prompt as prompts
+from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.settings import Settings
-
-WINDOW_QUANTUM = 16
-"""The prompt window starts on a multiple of this many lines, so that successive
-requests in one region share their prompt prefix (and the model's KV cache)."""
 
 
 @dataclass
@@ -42,8 +40,14 @@ class Suggestion:
     hole: Hole | None = None
     execution: Execution | None = None
     prompt_tokens: int = 0
+    prompt_template: str = prompt_shapes.PREFIX_ONLY
+    """The FIM family whose layout the prompt used, or prefix-only."""
+    suffix_tokens: int = 0
+    """Tokens of text after the cursor in the prompt (FIM models only)."""
     reused_tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)
+    """Every distinct candidate, best first (``text`` is the first one's); one unless ``gdg.candidates`` > 1."""
 
     @property
     def open_positions(self) -> list[str]:
@@ -88,26 +92,12 @@ class Suggestion:
             "tokens": self.tokens,
             "freeBits": round(self.free_bits, 2) if self.free_bits is not None else None,
             "promptTokens": self.prompt_tokens,
+            "promptTemplate": self.prompt_template,
+            "suffixTokens": self.suffix_tokens,
             "reusedTokens": self.reused_tokens,
+            "candidates": [c.summary() for c in self.candidates],
             "timingsMs": {k: round(v * 1000, 2) for k, v in self.timings.items()},
         }
-
-
-def window_start(text: str, cursor: int, floor: int, max_chars: int) -> int:
-    """Start of the prompt window: a line start at most ``max_chars`` before the
-    cursor, rounded forward to a multiple of WINDOW_QUANTUM lines, never after
-    ``floor`` (the start of the hole's first line)."""
-    lo = max(0, cursor - max_chars)
-    start = 0 if lo == 0 else text.find("\n", lo - 1, cursor) + 1
-    if lo and start == 0:  # no line break in reach: the window is the line itself
-        start = text.rfind("\n", 0, cursor) + 1
-    line_no = text.count("\n", 0, start)
-    for _ in range(-(-line_no // WINDOW_QUANTUM) * WINDOW_QUANTUM - line_no):
-        nxt = text.find("\n", start, cursor)
-        if nxt < 0:
-            break
-        start = nxt + 1
-    return min(start, floor)
 
 
 class CompletionService:
@@ -115,6 +105,8 @@ class CompletionService:
         """``decoder``: what runs each region (default: the local masked loop over
         ``backend``); a remote engine passes its own (gdg_lsp.backends.remote)."""
         self.grammars = GrammarCache(backend.vocab)  # shared: it is thread-safe
+        self.template = prompt_shapes.detect(backend.vocab)
+        """The model's fill-in-the-middle layout, or None (prefix-only prompts)."""
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
         self._use(backend, decoder)
@@ -179,6 +171,36 @@ class CompletionService:
         with self._lock:  # one decode at a time: the backend's KV cache is shared
             return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
 
+    @staticmethod
+    def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
+                      settings: Settings, deadline: float, cancel: threading.Event | None) -> list[Candidate]:
+        """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
+        ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix.
+        When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the
+        model closing the call at once), sampled ones are drawn even for one candidate: a
+        suggestion is possible there, and silence is not one."""
+        wanted = settings.candidates
+        parser = analyzer.parser() if wanted > 1 else None
+        found: list[Candidate] = []
+        seen: set[tuple[str, int]] = set()
+        only_suffix = False
+        for attempt in range(1 + max(wanted - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE):
+            if attempt and (len(found) >= wanted or time.monotonic() > deadline or (cancel and cancel.is_set())):
+                break
+            if attempt and wanted == 1 and not only_suffix:
+                break  # one candidate: a second decode only when the first just wrote the suffix back
+            execution = first if attempt == 0 else run(candidates.SAMPLING_TEMPERATURE, attempt)
+            fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
+                else suffix.Fit(execution.text, hole.replace_end)
+            if not fitted.text.strip() or (fitted.text, fitted.end) in seen:
+                only_suffix = only_suffix or (attempt == 0 and bool(execution.text.strip()))
+                continue
+            seen.add((fitted.text, fitted.end))
+            parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \
+                if wanted > 1 else None
+            found.append(Candidate(fitted.text, fitted.end, execution, parses))
+        return candidates.rank(found) if wanted > 1 else found
+
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
                   measure_free_bits: bool, backend: Any, decoder: Any) -> Suggestion:
         began = time.perf_counter()
@@ -189,57 +211,33 @@ class CompletionService:
         if isinstance(hole, NoHole):
             return Suggestion("", offset, offset, analyzer.name, settings.constraint, reason=hole.reason,
                               timings={"analysis": analysed - began, "total": analysed - began})
-        prompt, prompt_tokens = self._prompt(snapshot, hole, analyzer, settings)
+        prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
-        execution = Executor(analyzer, decoder, self.grammars).run(
-            hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline, cancel,
-            measure_free_bits=measure_free_bits,
-        )
+        executor = Executor(analyzer, decoder, self.grammars)
+
+        def run(temperature: float = 0.0, seed: int | None = None) -> Execution:
+            return executor.run(hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline,
+                                cancel, temperature=temperature, seed=seed, measure_free_bits=measure_free_bits)
+
+        execution = run()
+        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel)
         done = time.perf_counter()
         reused = stats_of(backend).reused_tokens - reused_before
+        best = found[0] if found else None
         reason = None
-        if not execution.text:
+        if best is None and not execution.text:
             dropped = [s.dropped for s in execution.statements if s.dropped]
             reason = dropped[0] if dropped else f"the model produced nothing ({execution.stop_reason})"
+        elif best is None:
+            reason = suffix.REPEATS_ONLY
+        execution = best.execution if best is not None else execution
         return Suggestion(
-            text=execution.text, start=hole.cursor, end=hole.replace_end, language=analyzer.name,
-            constraint=settings.constraint, rung=execution.rung, stop_reason=execution.stop_reason,
-            reason=reason, hole=hole, execution=execution, prompt_tokens=prompt_tokens, reused_tokens=reused,
+            text=best.text if best else "", start=hole.cursor, end=best.end if best else hole.replace_end,
+            language=analyzer.name, constraint=settings.constraint, rung=execution.rung,
+            stop_reason=execution.stop_reason, reason=reason, hole=hole, execution=execution,
+            prompt_tokens=len(prompt.ids), reused_tokens=reused, prompt_template=shape.template,
+            suffix_tokens=shape.suffix_tokens, candidates=found,
             timings={"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
                      "total": done - began},
         )
-
-    def _prompt(self, snapshot: Snapshot, hole: Hole, analyzer: Analyzer, settings: Settings) -> tuple[Prompt, int]:
-        text = snapshot.text
-        context = analyzer.prompt_context(snapshot, hole, self.workspace)
-        line_start = text.rfind("\n", 0, hole.cursor) + 1
-        region_line = text.rfind("\n", 0, hole.region_start) + 1
-        budget_chars = settings.context_tokens * 3
-        start = window_start(text, hole.cursor, region_line, max(budget_chars - len(context), 256))
-        body = text[start : hole.cursor]
-        prompt_text = context + body
-        encoding = self.vocab.encode(prompt_text)
-        while len(encoding.ids) > settings.context_tokens and start < region_line:
-            # the character estimate was generous: drop whole quanta of lines
-            cut = body.find("\n", 0)
-            for _ in range(WINDOW_QUANTUM - 1):
-                nxt = body.find("\n", cut + 1)
-                if nxt < 0 or start + nxt + 1 > region_line:
-                    break
-                cut = nxt
-            if cut < 0:
-                break
-            start += cut + 1
-            body = text[start : hole.cursor]
-            prompt_text = context + body
-            encoding = self.vocab.encode(prompt_text)
-        region_p = len(context) + hole.region_start - start
-        floor = len(context) + line_start - start if hole.region_start < line_start else 0
-        split = healing.split(prompt_text, encoding, self.vocab, floor=floor)
-        if split.heal_start >= region_p:
-            replay = analyzer.replay_text(prompt_text[region_p : split.heal_start])
-            outside = 0
-        else:
-            replay, outside = "", region_p - split.heal_start
-        return Prompt(split.ids, split.heal_text, outside, replay), len(split.ids)

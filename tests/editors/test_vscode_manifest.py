@@ -73,7 +73,7 @@ def test_enums_match_the_server():
 
 
 CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
-           "gdg.p4.includePaths")
+           "gdg.p4.includePaths", "gdg.fragments.paths")
 """What decides which program runs, whether and where code and a secret leave the machine, and
 which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths)."""
 

@@ -69,3 +69,58 @@ def test_the_attribute_oracle_imports_in_its_own_process_and_reads_classes():
     assert ghosts == ["os.path.jion", "self.sise"]
     assert judged == 7  # os.path, os.path.jion, js.dumps, self.count, self.sise, self.start, wave.Wave_read (not json.x: a parameter)
     assert "wave" not in set(sys.modules) - before
+
+
+# -- usefulness: mid-line holes, edit similarity, prompt variants ---------------------------------
+
+
+class _Item:
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text, self.start, self.end = text, start, end
+
+
+def test_midline_holes_are_cut_between_a_calls_parentheses(corpus):
+    from gdg_lsp.languages.python import bench
+
+    cases = bench.cut_midline_holes(corpus, 6, seed=3)
+    assert len(cases) == 6
+    for case in cases:
+        assert case.text[case.cursor - 1 : case.cursor + 1] == "()" and case.expected.endswith(")")
+        assert len(case.expected) > 1
+        # the original line put back parses; the hole as cut, with nothing typed, too
+        assert bench.check(case, case.expected).parsed
+        assert not bench.check(case, case.expected + ")").parsed  # the closer twice does not
+
+
+def test_an_accepted_item_is_judged_on_the_line_it_leaves(corpus):
+    from gdg_lsp.bench.quality import applied, changes_the_hole, edit_similarity, repeats_suffix
+    from gdg_lsp.languages.python import bench
+
+    case = bench.cut_midline_holes(corpus, 1, seed=0)[0]
+    args = case.expected[:-1]
+    inserted = _Item(args, case.cursor, case.cursor)  # before the user's ")"
+    replaced = _Item(case.expected, case.cursor, case.cursor + 1)  # over it
+    doubled = _Item(case.expected, case.cursor, case.cursor)  # the ")" again, before the user's
+    assert applied(case, inserted) == applied(case, replaced) == case.expected
+    assert edit_similarity(applied(case, inserted), case.expected) == 1.0
+    assert applied(case, doubled) == case.expected + ")"
+    assert repeats_suffix(case, doubled) and not repeats_suffix(case, inserted) and not repeats_suffix(case, replaced)
+    assert 0.0 < edit_similarity("abcd", "abce") < 1.0
+    own = _Item("f(x)", case.cursor, case.cursor)  # closes its own bracket: not a repeat
+    assert not repeats_suffix(case, own)
+    assert not changes_the_hole(case, ")") and changes_the_hole(case, "x)")
+
+
+def test_prompt_variants_are_reported_side_by_side():
+    from gdg_lsp.bench.quality import PROMPT_VARIANTS, _variants, parse_args
+    from gdg_lsp.languages.python import bench
+
+    args = parse_args(["--prompt", "prefix-only,suffix", "--holes", "midline"])
+    assert _variants(bench, args) == ["prefix-only", "suffix"] and PROMPT_VARIANTS["prefix-only"]["suffix"] is False
+    rows = [dict(_row("scope/prefix-only", [], 100), suggestion="a", similarity=0.5, repeats_suffix=True, answered=True),
+            dict(_row("scope/suffix", [], 100), suggestion="", similarity=0.0, answered=False)]
+    table = summarize(rows, ["scope/prefix-only", "scope/suffix"])
+    assert table["scope/prefix-only"]["answered"] == 1 and table["scope/suffix"]["answered"] == 0
+    text = markdown(table, "# t")
+    assert "| scope/prefix-only | 1/1 | 0% | 0.50 | 100% | 1 |" in text
+    assert "| scope/suffix | 0/1 | 0% | 0.00 | 0% | 0 |" in text

@@ -8,7 +8,8 @@ from gdg_lsp.executor import Executor, Prompt
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
-from gdg_lsp.service.local import CompletionService, window_start
+from gdg_lsp.service.local import CompletionService
+from gdg_lsp.service.prompt import window_start
 from gdg_lsp.settings import Settings
 
 

@@ -38,6 +38,7 @@ from gdg_lsp.languages.base import (
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import classes as python_classes
 from gdg_lsp.languages.python import coverage as python_coverage
+from gdg_lsp.languages.python import definitions as python_definitions
 from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
 from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names, unread_reason
@@ -151,6 +152,10 @@ def _char_before(text: str, offset: int, offset_byte: int, byte: int) -> int:
     window = text[max(0, offset - distance) : offset].encode("utf-8", "surrogatepass")  # >= distance bytes
     return offset - len(window[len(window) - distance :].decode("utf-8", "surrogatepass"))
 
+
+DEFINITIONS_SHARE = 0.25
+"""Share of the prompt budget (``gdg.contextTokens``, about 3 characters a token) the
+definitions of imported names from other files may take."""
 
 MAX_GAMMAS_PER_ANALYSIS = 64
 
@@ -897,6 +902,20 @@ class PythonAnalyzer(Analyzer):
                 continue
             missing.append(ref.name)
         return missing
+
+    def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
+        """Stubs of the definitions, in the workspace's other files, of the names imported
+        and used near the cursor (``definitions``), within their share of the budget."""
+        if not getattr(workspace.settings, "definitions", True):
+            return ""
+        imported = [(b.name, str(b.attrs["module"]), str(b.attrs["imported"]))
+                    for b in hole.gamma.bindings("Import", has=("module", "imported"))]
+        if not imported:
+            return ""
+        used = python_definitions.names_near(snapshot.text, hole.cursor)
+        tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
+        return python_definitions.context(imported, used, uri_to_path(snapshot.uri), workspace.roots,
+                                          int(tokens * 3 * DEFINITIONS_SHARE))
 
     def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
         if statement.rstrip().endswith(":"):

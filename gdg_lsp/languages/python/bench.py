@@ -3,6 +3,8 @@
 Holes: simple statements (one line, not a block header) at statement starts
 inside functions of the corpus modules. The document keeps every other line;
 the hole's line keeps only its indentation, with the cursor after it.
+Mid-line holes (``--holes midline``): the same statements ending with a call,
+its arguments removed, the cursor between ``(`` and ``)``.
 
 Oracle (independent of the server's Γ): the file with the suggestion put back
 must compile, and pyflakes must report no undefined name on that line. A
@@ -90,6 +92,55 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     return cases
 
 
+def _call_hole(line: str) -> int | None:
+    """Where the arguments of the call that ends the statement start (just after its
+    ``(``), or None: the line must end with that call's ``)`` and pass it arguments."""
+    try:
+        stmt = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return None
+    end = len(line.strip())
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n.end_lineno == 1 and n.end_col_offset == end
+             and (n.args or n.keywords)]
+    if not calls:
+        return None
+    call = min(calls, key=lambda n: n.col_offset)  # the outermost
+    paren = line.strip().find("(", call.func.end_col_offset)
+    if paren < 0 or paren + 1 >= end - 1:
+        return None
+    return len(line) - len(line.lstrip()) + paren + 1
+
+
+def cut_midline_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Mid-line holes: the arguments of the call that ends a one-line statement are removed,
+    the cursor is after its ``(`` and the ``)`` follows (what an editor's auto-closed
+    bracket leaves). ``expected`` is the original line from the cursor on."""
+    rng = random.Random(seed)
+    files = corpus_files(corpus)
+    pools = {path: [(no, line) for no, line in _candidates(path) if line.isascii() and _call_hole(line)]
+             for path in files}
+    cases: list[HoleCase] = []
+    order = [path for path in files if pools[path]]
+    rng.shuffle(order)
+    while len(cases) < n and any(pools[p] for p in order):
+        for path in order:  # round-robin over files, as for line holes
+            if len(cases) >= n or not pools[path]:
+                continue
+            lineno, line = pools[path].pop(rng.randrange(len(pools[path])))
+            at = _call_hole(line)
+            text_lines = path.read_text(encoding="utf-8").split("\n")
+            text_lines[lineno - 1] = line[:at] + ")"
+            text = "\n".join(text_lines)
+            cursor = sum(len(l) + 1 for l in text_lines[: lineno - 1]) + at
+            indent = line[: len(line) - len(line.lstrip())]
+            cases.append(HoleCase(
+                case_id=f"{path.name}:{lineno}:mid", language=LANGUAGE, uri=path.resolve().as_uri(), text=text,
+                cursor=cursor, expected=line[at:],
+                meta={"file": str(path), "line": lineno, "indent": indent, "midline": True, "rest": ")"},
+            ))
+    return cases
+
+
 def pyflakes_undefined(source: str) -> list[tuple[int, str]]:
     """(line, name) of every undefined name pyflakes reports in ``source``."""
     from pyflakes import api, reporter
@@ -105,6 +156,9 @@ def pyflakes_undefined(source: str) -> list[tuple[int, str]]:
 
 
 def _fill(case: HoleCase, line_text: str) -> str:
+    if case.meta.get("midline"):  # ``line_text`` is the rest of the line from the cursor on
+        line_end = case.text.find("\n", case.cursor)
+        return case.text[: case.cursor] + line_text + case.text[line_end if line_end >= 0 else len(case.text):]
     indent = case.meta["indent"]
     block = ("\n" + indent + "    pass") if line_text.rstrip().endswith(":") else ""
     return case.text[: case.cursor] + line_text + block + case.text[case.cursor :]

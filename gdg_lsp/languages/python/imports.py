@@ -144,6 +144,11 @@ def _source(module: str, level: int, document: Path | None, roots: list[Path]) -
     return _module_file(module, [*roots, *_import_path()])
 
 
+def module_source(module: str, level: int, document: Path | None, roots: list[Path]) -> Path | None:
+    """The source file of ``<level dots><module>`` (None: none found)."""
+    return _source(module, level, document, roots)
+
+
 def _import_path() -> list[Path]:
     """The server interpreter's import path, less the folder it was started in (an
     editor may start it anywhere, the home folder included)."""

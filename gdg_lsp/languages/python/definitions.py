@@ -1,0 +1,131 @@
+"""Definitions from other files for the prompt: what the names imported near the cursor are.
+
+A name bound by ``from module import name`` and used near the cursor is looked up
+in the module's source, found statically (``imports``: relative imports next to
+the document, then the workspace folders) and read only inside the workspace
+folders (the model knows the standard library; the user's helpers it has never
+seen). Its definition is shown as a stub: a function's header and the first line
+of its docstring, a class's header and its methods' headers, an assignment's line.
+
+Chunks are cached per (file, modification time, name); the context lists them in
+the order of the imports in the document, so the prompt's start changes only when
+another imported name comes into use (the KV cache is reused across keystrokes).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from gdg_lsp.boundary import Boundary, Refused, workspace_folders
+from gdg_lsp.caches import BoundedCache
+from gdg_lsp.languages.python import imports
+
+NEAR_LINES = 30
+"""Lines before the cursor (and a third as many after) whose names count as "used near it"."""
+
+MAX_CLASS_MEMBERS = 12
+"""Method headers shown for a class."""
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CHUNKS: BoundedCache[tuple[str, int, str], str] = BoundedCache("python definitions", 512)
+
+
+def names_near(text: str, cursor: int) -> set[str]:
+    """The identifiers on the lines around the cursor."""
+    start = cursor
+    for _ in range(NEAR_LINES):
+        start = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
+        if start == 0:
+            break
+    end = cursor
+    for _ in range(NEAR_LINES // 3):
+        found = text.find("\n", end + 1)
+        if found < 0:
+            end = len(text)
+            break
+        end = found
+    lines = text[start:end].split("\n")
+    return {name for line in lines if not line.lstrip().startswith(("import ", "from "))  # the imports themselves
+            for name in _IDENT.findall(line)}
+
+
+def _stub(source: str, node: ast.stmt) -> str:
+    lines = source.splitlines()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        body_start = node.body[0].lineno if node.body else node.lineno
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        header = lines[first - 1 : max(node.lineno, body_start - 1)]
+        indent = " " * (node.col_offset + 4)
+        out = [*header]
+        doc = ast.get_docstring(node)
+        if doc:
+            out.append(f'{indent}"""{doc.strip().splitlines()[0]}"""')
+        if isinstance(node, ast.ClassDef):
+            members = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            for member in members[:MAX_CLASS_MEMBERS]:
+                out.append(_stub(source, member).rstrip("\n"))
+            if not members:
+                out.append(f"{indent}...")
+        else:
+            out.append(f"{indent}...")
+        return "\n".join(out) + "\n"
+    return "\n".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)]) + "\n"
+
+
+def _defined(node: ast.stmt, name: str) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+    return False
+
+
+def _chunk(path: Path, name: str, boundary: Boundary) -> str:
+    """The stub of ``name``'s top-level definition in ``path`` ("" when there is none)."""
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return ""
+    key = (str(path), mtime, name)
+    found = _CHUNKS.get(key)
+    if found is None:
+        try:
+            source = boundary.read(path, imports.MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            tree = ast.parse(source)
+        except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
+            source, tree = "", None
+        node = next((n for n in tree.body if _defined(n, name)), None) if tree is not None else None
+        found = _CHUNKS.put(key, _stub(source, node) if node is not None else "")
+    return found
+
+
+def context(imported: Iterable[tuple[str, str, str]], used: set[str], document: Path | None,
+            roots: list[Path], max_chars: int) -> str:
+    """Stubs of the imported names in ``used``, in the order given (the document's imports),
+    each headed by where it comes from, within ``max_chars`` (whole chunks only).
+
+    ``imported``: (local name, module as written with its leading dots, name in the module)."""
+    folders = workspace_folders(document, roots)
+    boundary = Boundary.of(folders)
+    parts: list[str] = []
+    size = 0
+    for local, module, original in imported:
+        if local not in used:
+            continue
+        level = len(module) - len(module.lstrip("."))
+        path = imports.module_source(module.lstrip("."), level, document, roots)
+        if path is None or not boundary.allows(path):
+            continue  # not the user's code (the standard library, site-packages): the model knows it
+        chunk = _chunk(path, original, boundary)
+        if not chunk:
+            continue
+        part = f"# {module}.{original} ({path.name}):\n{chunk}"
+        if size + len(part) > max_chars:
+            break
+        parts.append(part)
+        size += len(part)
+    return "".join(parts) + ("\n" if parts else "")

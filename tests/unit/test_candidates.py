@@ -1,0 +1,121 @@
+"""Alternatives (gdg.candidates): distinct, ranked (parsing first, then mean log-probability),
+each ghost-free under the same mask, and all of them in the inline completion response."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gdg_lsp.backends.models import random_backend
+from gdg_lsp.bench.inprocess import InProcessServer
+from gdg_lsp.bench.stress import slow_random_resolver
+from gdg_lsp.documents import Document
+from gdg_lsp.languages.python.analyzer import parse
+from gdg_lsp.server import create_server
+from gdg_lsp.service import candidates as cands
+from gdg_lsp.service.local import CompletionService
+from gdg_lsp.settings import Settings
+from tests.unit.test_guarantee import IDENT, assert_no_ghosts
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(names=st.lists(IDENT, min_size=1, max_size=6, unique=True), seed=st.integers(0, 10_000))
+def test_every_candidate_references_only_gamma(names, seed, tiny_vocab):
+    """Random Γ (the parameters), a random-weight model: each candidate loads only Γ's
+    names; the candidates are distinct and ranked."""
+    service = CompletionService(random_backend(tiny_vocab, seed=seed, hidden=16, layers=1))
+    params = ", ".join(names)
+    code = f"def f({params}):\n    "
+    doc = Document("file:///c.py", "python", 1, code, parse)
+    suggestion = service.complete(doc.snapshot(), len(code), Settings(max_tokens=16, candidates=3))
+    found = suggestion.candidates
+    assert len(found) <= 3
+    assert len({(c.text, c.end) for c in found}) == len(found)
+    if found:
+        assert suggestion.text == found[0].text
+    for candidate in found:
+        assert candidate.execution.rung in ("gamma", None)
+        assert_no_ghosts(f"def f({params})", candidate.text, set(suggestion.hole.gamma.names()))
+    assert cands.rank(found) == found
+
+
+def _candidate(parses, logprob):
+    class _Execution:
+        mean_logprob = logprob
+
+    return cands.Candidate("x", 0, _Execution(), parses)
+
+
+def test_ranking_puts_parsing_lines_first_then_the_likelier():
+    a, b, c, d = _candidate(False, -0.1), _candidate(True, -2.0), _candidate(True, -0.5), _candidate(None, -0.2)
+    assert cands.rank([a, b, c, d]) == [c, b, d, a]
+
+
+def test_the_parse_check_reads_only_the_edited_line():
+    parser = parse
+    doc = "def f(x):\n    y = g()\n    return y\n"
+    at = doc.index("g(") + 2
+    assert cands.line_parses(parser, doc, at, at + 1, "x)") is True
+    assert cands.line_parses(parser, doc, at, at + 1, "x))") is False
+    broken_elsewhere = "def f(x):\n    y = g()\n    return (\n"
+    assert cands.line_parses(parser, broken_elsewhere, at, at + 1, "x)") is True
+    assert cands.line_parses(None, doc, at, at, "x") is None
+
+
+def test_one_candidate_is_the_default_and_costs_one_decode(random_backend):
+    service = CompletionService(random_backend)
+    code = "def f(ab):\n    x = ab\n    "
+    doc = Document("file:///s.py", "python", 1, code, parse)
+    before = service.model_steps()
+    suggestion = service.complete(doc.snapshot(), len(code), Settings(max_tokens=8))
+    assert len(suggestion.candidates) <= 1
+    assert service.model_steps() - before <= 8 + 1
+    assert suggestion.summary()["candidates"] == [c.summary() for c in suggestion.candidates]
+
+
+async def test_the_inline_completion_lists_every_candidate():
+    server_obj = create_server(dev=True)
+    server_obj.session.worker.resolve_model = slow_random_resolver(0.0, seed=5)
+    uri = "file:///cands/m.py"
+    async with InProcessServer(server=server_obj, initialization_options={"maxTokens": 24, "candidates": 3}) as server:
+        assert await server.wait_model() == "ready"
+        server.open(uri, "import os\nvalue_total = 1\nvalue_count = 2\n")
+        answer = await server.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": uri}, "position": {"line": 3, "character": 0}, "context": {"triggerKind": 1}})
+        items = answer["result"]["items"]
+        info = next(m["params"] for m in reversed(server.messages) if m.get("method") == "gdg/suggestion")
+        assert [i["insertText"] for i in items] == [c["text"] for c in info["candidates"]]
+        assert 2 <= len(items) <= 3
+        assert len({i["insertText"] for i in items}) == len(items)
+
+
+def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried_sampled():
+    """At ``len(|)`` a small model often closes the call at once: fitted, that is nothing.
+    One sampled decode more is drawn then (and only then), even for one candidate."""
+    import time
+
+    from gdg_lsp.executor import Execution, StopReason
+    from gdg_lsp.languages.base import WorkspaceContext
+    from gdg_lsp.languages.python.analyzer import PythonAnalyzer
+
+    calls = []
+
+    def run(temperature=0.0, seed=None):
+        calls.append((temperature, seed))
+        return Execution("ab)", [], StopReason.MAX_LINES)
+
+    code = "def f(ab):\n    y = len()\n"
+    doc = Document("file:///r.py", "python", 1, code, parse)
+    analyzer = PythonAnalyzer()
+    hole = analyzer.hole_at(doc.snapshot(), code.index("len(") + 4, WorkspaceContext())
+
+    def alternatives(first_text, settings):
+        calls.clear()
+        return CompletionService._alternatives(Execution(first_text, [], StopReason.MAX_LINES), run, doc.snapshot(),
+                                               hole, analyzer, settings, time.monotonic() + 30, None)
+
+    found = alternatives(")", Settings())
+    assert [(c.text, c.end) for c in found] == [("ab", hole.cursor)] and calls == [(cands.SAMPLING_TEMPERATURE, 1)]
+    assert [c.text for c in alternatives("ab)", Settings())] == ["ab"] and calls == []  # a useful answer: one decode
+    assert [c.text for c in alternatives("", Settings())] == [] and calls == []  # nothing at all: no retry
+    assert [c.text for c in alternatives(")", Settings(suffix=False))] == [")"] and calls == []
