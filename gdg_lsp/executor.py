@@ -9,12 +9,15 @@ returns; nesting is capped at 32 frames. A statement may also name the
 fragment the next statement is decoded with (TileLang: a line decoded with a
 per-operation fragment is followed by whole-line ones).
 
-A statement is kept only if it ended naturally; one cut by the budget is
-trimmed so that it does not end inside a name, and nothing follows it.
+A statement is kept only if it ended naturally; one cut by the token budget is
+cut back to the complete statement the grammar saw, one cut by time to the
+longest prefix that ends where a token ended and outside any name (never to
+nothing when some decoded prefix qualifies); nothing follows either.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from enum import Enum
@@ -23,6 +26,7 @@ from typing import Any
 from gdg_lsp import fragments
 from gdg_lsp.decoding.engine import (
     STOP_NEWLINE,
+    STOP_TIMEOUT,
     Decoder,
     DecodeResult,
     DecodeSpec,
@@ -203,7 +207,7 @@ class Executor:
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
         # hand the prompt to another engine have no prefill_ahead.
         ahead = getattr(self.decoder, "prefill_ahead", None)
-        prefilled = ahead(prompt.ids) if ahead is not None and constraint != "none" else None
+        prefilled = ahead(prompt.ids, cancel) if ahead is not None and constraint != "none" else None
         try:
             state = _Progress(
                 fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
@@ -229,6 +233,8 @@ class Executor:
         """Choose the rung, decode the statement, check it, and carry its effects to the next
         one; raises ``_Stop`` when the suggestion ends here (after recording this statement)."""
         first = spec.index == 0
+        if spec.cancel is not None and spec.cancel.is_set():  # superseded: compile nothing more
+            raise _Stop(StopReason.CANCELLED)
         choice = fragments.choose(state.fragment, state.gamma, state.context, hole.typed if first else state.layout,
                                   spec.constraint, self.grammars.get, accepts)
         trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
@@ -243,16 +249,12 @@ class Executor:
         trace.logprob = result.logprob
         trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
                          "mask": result.mask_seconds, "total": result.total_seconds}
-        line = self._line(result, state, trace, first)
+        line = self._line(result, state, trace, first, hole, choice)
         statement = (hole.typed + line) if first else line.strip()
-        if unbound := self.analyzer.unbound_references(statement, state.gamma):
-            trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(unbound)))}"
+        refused, trace.coverage = self._refusal(statement, line, state, choice)
+        if refused:
+            trace.dropped = refused
             raise _Stop(StopReason.UNBOUND_NAME)
-        if choice.guaranteed and line.strip():
-            trace.coverage = self.analyzer.coverage(statement, state.gamma)
-            if trace.coverage is not None and trace.coverage.ghosts:
-                trace.dropped = f"references to nothing in Γ: {', '.join(sorted(set(trace.coverage.ghosts)))}"
-                raise _Stop(StopReason.UNBOUND_NAME)
         trace.text = line
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))
@@ -278,9 +280,66 @@ class Executor:
         state.tokens_left -= result.steps
         return result
 
-    def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool) -> str:
+    def _refusal(self, statement: str, line: str, state: _Progress,
+                 choice: fragments.Choice) -> tuple[str | None, Coverage | None]:
+        """Why the analyzer refuses a statement (a name bound nowhere, a reference to nothing
+        in Γ), or None; and the coverage of its reference positions at a guaranteed rung."""
+        if unbound := self.analyzer.unbound_references(statement, state.gamma):
+            return f"names not bound anywhere: {', '.join(sorted(set(unbound)))}", None
+        coverage = None
+        if choice.guaranteed and line.strip():
+            coverage = self.analyzer.coverage(statement, state.gamma)
+            if coverage is not None and coverage.ghosts:
+                return f"references to nothing in Γ: {', '.join(sorted(set(coverage.ghosts)))}", coverage
+        return None, coverage
+
+    def _budget_cut(self, result: DecodeResult, state: _Progress, first: bool, hole: Hole,
+                    choice: fragments.Choice) -> str:
+        """The region's text to show when a budget cut it. Cut by the token budget (``maxTokens``,
+        the user's choice of length): the complete statement the grammar saw, if any. Cut by
+        time (never empty for lack of time): the longest prefix that ends where
+        a token ended, not inside a word the decode went on with, whose last word is a name
+        in Γ or a keyword, whose names all stand on their own, and that the analyzer does not
+        refuse, or the complete statement the grammar saw (``complete_text``) when that is
+        longer; else nothing. Every one is a prefix the grammar accepted, so it is a valid
+        prefix under the fragment."""
+        complete = result.complete_text or ""
+        for prefix in result.token_prefixes():
+            if prefix == complete:  # a statement the grammar saw complete, not cut inside a word
+                return prefix
+            if result.stop_reason != STOP_TIMEOUT:  # the token budget: complete statements only
+                continue
+            if not prefix.strip() or self.analyzer.trim_partial(prefix, state.gamma) != prefix:
+                continue
+            line = prefix if first else state.layout + prefix
+            statement = (hole.typed + line) if first else line.strip()
+            if self._names_unknown(prefix, statement, hole, state):
+                continue
+            if self._refusal(statement, line, state, choice)[0] is None:
+                return prefix
+        return ""
+
+    def _names_unknown(self, prefix: str, statement: str, hole: Hole, state: _Progress) -> bool:
+        """True when a word of ``prefix`` is neither in Γ, nor a keyword, nor declared by the
+        statement as the analyzer reads it. A cut statement may read differently from how the
+        grammar read it (``a, b = c, d = 0`` cut after ``c,`` makes ``c`` a reference): only a
+        prefix whose every name stands on its own is shown."""
+        analyzer = self.analyzer
+        words = {w for w in _WORD.findall(prefix)
+                 if w not in state.gamma and (w not in analyzer.keywords or w in analyzer.names_too)}
+        if not words:
+            return False
+        try:
+            declared = {b.name for b in self.analyzer.statement_effects(statement, hole, state.gamma.overlay()).declarations}
+        except Exception:  # a cut statement the analyzer cannot read declares nothing
+            declared = set()
+        return bool(words - declared)
+
+    def _line(self, result: DecodeResult, state: _Progress, trace: StatementTrace, first: bool, hole: Hole,
+              choice: fragments.Choice) -> str:
         """The statement's line as it will be shown: laid out under the block (frames popped
-        where the indentation returns), and cut back to a complete statement after a budget."""
+        where the indentation returns), and cut back after a budget to the longest prefix
+        that ends outside any name (``_budget_cut``)."""
         line = result.text if first else state.layout + result.text
         if not first:
             line_indent = line[: len(line) - len(line.lstrip(" \t"))]
@@ -292,8 +351,9 @@ class Executor:
                 state.gamma.pop()
             state.indent = line_indent
         if not result.natural:
-            if result.complete_text is not None:  # cut back to a complete statement
-                line = result.complete_text if first else state.layout + result.complete_text
+            if result.complete_text is not None:  # cut back to a valid prefix outside any name
+                cut = self._budget_cut(result, state, first, hole, choice)
+                line = cut if first else state.layout + cut
             else:  # unconstrained: at least do not end inside a name
                 line = self.analyzer.trim_partial(line, state.gamma)
         return line
@@ -320,6 +380,10 @@ class Executor:
         state.allowed_indents = tuple(self.analyzer.next_indents(statement, hole, state.indent))
         state.ids = state.ids + result.token_ids
         state.heal, state.heal_outside, state.layout = "", 0, result.trailing_layout
+
+
+_WORD = re.compile(r"(?<!\w)[^\W\d]\w*")
+"""A name-like word (not the exponent of ``1E9``; a member after a dot counts)."""
 
 
 @dataclass(frozen=True)

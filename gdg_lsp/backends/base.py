@@ -9,9 +9,11 @@ of a batching ``SlotPool``), transformers (``transformers_backend.TorchBackend``
 a remote engine decodes whole regions instead (``backends/remote`` with
 ``decoding/remote``).
 
-``ModelBackend`` is what every backend must have. ``DraftingBackend`` adds the
-one optional capability the decoder uses: checking a draft of several tokens in
-one forward (``extend``) and dropping the refused part (``truncate``).
+``ModelBackend`` is what every backend must have. ``DraftingBackend`` adds an
+optional capability the decoder uses: checking a draft of several tokens in
+one forward (``extend``) and dropping the refused part (``truncate``);
+``CancellablePrefill`` another: a prefill that stops between chunks when its
+request is cancelled (``prefill``).
 """
 
 from __future__ import annotations
@@ -55,6 +57,27 @@ class DraftingBackend(ModelBackend, Protocol):
 
     def truncate(self, length: int) -> None:
         """Forget every token after the first ``length``."""
+
+
+class PrefillCancelled(Exception):
+    """A prefill stopped between two chunks because its request was cancelled. The cache keeps
+    the chunks that ran (a newer request for the same document reuses them)."""
+
+
+@runtime_checkable
+class CancellablePrefill(ModelBackend, Protocol):
+    """A backend whose long prefill can stop between chunks (the lean engines)."""
+
+    def prefill_until(self, ids: Sequence[int], cancel) -> torch.Tensor:
+        """``prefill``, checking ``cancel`` (a threading.Event) between chunks; raises
+        ``PrefillCancelled`` when it was set."""
+
+
+def prefill(backend: ModelBackend, ids: Sequence[int], cancel=None) -> torch.Tensor:
+    """``backend.prefill(ids)``, stopped between chunks when ``cancel`` is set and the backend can."""
+    if cancel is not None and isinstance(backend, CancellablePrefill):
+        return backend.prefill_until(ids, cancel)
+    return backend.prefill(ids)
 
 
 def stats_of(backend: object) -> BackendStats:

@@ -29,6 +29,9 @@ Sections (each a table; ``--json OUT`` writes them all):
   first time and from cache, the keystroke path with the member layer on and off,
   and the statement grammar's compile with and without member/keyword slots on
   corpus holes (measured in alternation);
+- editor: typing replayed over stdio as a user feels it (``bench/editor.py``): start →
+  first non-empty suggestion, first ask at a new hole, repeated ask, the shown
+  suggestion typed key by key, answered share, decodes per ask, issue 18's targets;
 - memory: this process's peak RSS.
 
 ``--model random`` writes a random-weight model of ``--shape`` with a real
@@ -54,10 +57,12 @@ from gdg_lsp.caches import all_stats
 from gdg_lsp.latency import percentile
 
 ARMS = ("none", "syntax", "scope")
-SECTIONS = ("engines", "decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces")
-MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces")
+SECTIONS = ("engines", "decode", "batch", "grammar", "keystroke", "typing", "lsp", "toolstate", "surfaces", "editor")
+MODEL_SECTIONS = ("decode", "batch", "grammar", "typing", "lsp", "surfaces", "editor")
 """Sections that need a loaded model (the keystroke and toolstate sections only analyse; the engines
 section loads its own)."""
+SERVER_SECTIONS = ("lsp", "editor")
+"""Sections that run a server subprocess (it loads the model itself)."""
 TYPING_FUNCTION = "\n\ndef typed_here(alpha, beta):\n    total = alpha + beta\n    "
 TYPED = "result = total"
 
@@ -84,7 +89,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--file-lines", default="100,1000,5000,10000")
     parser.add_argument("--keystrokes", type=int, default=40, help="keystrokes per file size")
     parser.add_argument("--lsp-requests", type=int, default=30)
-    parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections")
+    parser.add_argument("--no-lsp", action="store_true", help="skip the server subprocess sections (lsp, editor)")
+    parser.add_argument("--editor-holes", type=int, default=12, help="holes the editor section types through")
+    parser.add_argument("--editor-keys", type=int, default=12, help="keys of each shown suggestion the editor section types")
+    parser.add_argument("--editor-constraint", default="",
+                        help="gdg.constraint for the editor section (default: the setting's default; --quick with "
+                             "--model random: none, as random weights rarely finish a statement under Γ)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start (it converts the GGUF model again)")
     parser.add_argument("--engines", default="lean,lean-packed,llama.cpp",
                         help="engines of the engines section (lean, the fp32 reference, always first; llama.cpp "
@@ -112,8 +122,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = sorted(set(args.sections) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
-    if args.no_lsp and "lsp" in args.sections:
-        args.sections.remove("lsp")
+    for section in ("lsp", "editor"):
+        if args.no_lsp and section in args.sections:
+            args.sections.remove(section)
     if args.quick:
         args.holes = min(args.holes, 2)
         args.max_tokens = min(args.max_tokens, 12)
@@ -123,6 +134,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.keystrokes = min(args.keystrokes, 12)
         args.lsp_requests = min(args.lsp_requests, 8)
         args.batch_sizes = "1,2"
+        args.editor_holes = min(args.editor_holes, 2)
+        args.editor_keys = min(args.editor_keys, 4)
+        if args.model == "random" and not args.editor_constraint:
+            args.editor_constraint = "none"
         args.engine_rounds = min(args.engine_rounds, 2)
         args.engine_steps = min(args.engine_steps, 4)
         args.prompt_tokens = min(args.prompt_tokens, 128)
@@ -1117,6 +1132,10 @@ def render(report: dict[str, Any]) -> str:
                               lsp["with_suggestion"], lsp.get("tokens_mean", "-"), lsp["rtt_p50_ms"], lsp["rtt_p95_ms"],
                               lsp.get("server_total_p50_ms", "-"), lsp.get("overhead_p50_ms", "-"),
                               lsp["server_peak_rss_mb"]]]))
+    if report.get("editor"):
+        from gdg_lsp.bench import editor
+
+        parts.append("\n" + "\n".join(editor.render(report["editor"])))
     if report.get("caches"):
         parts.append("\n### Caches (this process, at the end of the run)\n")
         parts.append(_table(["cache", "entries", "limit", "hits", "misses", "evictions", "weight"],
@@ -1215,7 +1234,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 args.prompt_tokens, args.agreement_prompts, args.agreement_tokens, _log)
             torch_threads(args.threads)
             sections["engines"] = time.perf_counter() - mark
-        if wanted & set(MODEL_SECTIONS):
+        if wanted & (set(MODEL_SECTIONS) - set(SERVER_SECTIONS)):  # the server sections load their own
             models_began = time.perf_counter()
             cases = cut_holes(args.corpus, args.holes, args.seed)
             report["decode"] = {}
@@ -1272,6 +1291,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mark = time.perf_counter()
             report["lsp"] = bench_lsp(model, args.corpus, args, scratch)
             sections["lsp"] = time.perf_counter() - mark
+        if "editor" in wanted:
+            from gdg_lsp.bench.editor import bench_editor
+
+            mark = time.perf_counter()
+            report["editor"] = bench_editor(model, args.corpus, args, scratch)
+            sections["editor"] = time.perf_counter() - mark
         if "toolstate" in wanted:
             mark = time.perf_counter()
             report["toolstate"] = bench_toolstate(["git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl"],

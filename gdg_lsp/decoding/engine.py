@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gdg_lsp.backends.base import ModelBackend, drafts_exactly, stats_of
+from gdg_lsp.backends.base import ModelBackend, PrefillCancelled, drafts_exactly, prefill, stats_of
 from gdg_lsp.decoding import drafts
 from gdg_lsp.grammar.engine import Compiled, Matcher, allocate_bitmask
 
@@ -116,10 +116,32 @@ class DecodeResult:
     suggested is a complete statement read the way the grammar read it (a cut
     ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
     region ended naturally or there is no grammar."""
+    token_ends: list[int] = field(default_factory=list)
+    """Byte offsets in ``text`` (UTF-8) where a token ended, in order."""
 
     @property
     def natural(self) -> bool:
         return self.stop_reason in NATURAL_STOPS
+
+    def token_prefixes(self) -> list[str]:
+        """For a region cut short: the prefixes of ``text`` that end where a token ended and
+        not inside a word the text goes on with (``pri`` of ``print``), longest first. Each is
+        a prefix the grammar accepted. A word at the very end may itself be cut: whoever
+        shows a prefix judges that one (``Analyzer.trim_partial``)."""
+        data = self.text.encode("utf-8")
+        found = []
+        for end in reversed(self.token_ends):
+            if end <= 0 or end > len(data):
+                continue
+            try:
+                prefix = data[:end].decode("utf-8")
+            except UnicodeDecodeError:  # a token ended inside a character
+                continue
+            following = data[end:end + 4].decode("utf-8", "ignore")[:1]
+            if following and _is_word(following) and _is_word(prefix[-1]):
+                continue
+            found.append(prefix)
+        return found
 
 
 class Decoder:
@@ -150,7 +172,7 @@ class Decoder:
         self._draft_rows: list[torch.Tensor] = []
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
-    def prefill_ahead(self, ids: Sequence[int]) -> Future:
+    def prefill_ahead(self, ids: Sequence[int], cancel: threading.Event | None = None) -> Future:
         """Start running ``ids`` through the model on another thread; pass the
         future as ``DecodeSpec.prefilled``.
 
@@ -166,7 +188,7 @@ class Decoder:
 
         def run() -> None:
             try:
-                future.set_result(self.backend.prefill(ids))
+                future.set_result(prefill(self.backend, ids, cancel))
             except BaseException as err:  # re-raised in the decoding thread by result()
                 future.set_exception(err)
 
@@ -194,6 +216,8 @@ class Decoder:
         region = bytearray(spec.replay.encode("utf-8"))
         ids: list[int] = []
         last_complete: int | None = None  # len(produced) where the region could have ended
+        heal_bytes = len(spec.heal.encode("utf-8"))
+        token_ends: list[int] = []  # where tokens ended, in bytes after the healed text
         end_marker = spec.end_marker.encode("utf-8")
         free_bits = 0.0
         logprob = 0.0
@@ -202,10 +226,15 @@ class Decoder:
         model_before = stats_of(self.backend).model_seconds
 
         prefill_began = time.perf_counter()
-        if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
-            logits = spec.prefilled.result()
-        else:
-            logits = self.backend.prefill(spec.prompt_ids)
+        try:
+            if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
+                logits = spec.prefilled.result()
+            else:  # a long prompt stops between chunks when a newer request supersedes this one
+                logits = prefill(self.backend, spec.prompt_ids, spec.cancel)
+        except PrefillCancelled:
+            return DecodeResult(text="", region_text=spec.replay, stop_reason=STOP_CANCELLED,
+                                prefill_seconds=time.perf_counter() - prefill_began,
+                                total_seconds=time.perf_counter() - began, free_bits=None)
         prefill_seconds = time.perf_counter() - prefill_began
         self._draft, self._draft_rows = [], []
 
@@ -244,6 +273,8 @@ class Decoder:
             ids.append(token)
             logprob += float(torch.log_softmax(logits.float(), dim=-1)[token])
             produced += piece
+            if len(produced) > heal_bytes:
+                token_ends.append(len(produced) - heal_bytes)
             region += region_piece
             pending = pending[len(piece) :] if len(piece) < len(pending) else b""
             if spec.stop_at_newline and not pending and b"\n" in region_piece:
@@ -261,7 +292,6 @@ class Decoder:
         model_after = stats_of(self.backend).model_seconds
         complete_text = None
         if matcher is not None and stop not in NATURAL_STOPS:
-            heal_bytes = len(spec.heal.encode("utf-8"))
             cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
             complete_text = cut.decode("utf-8", "ignore")
         return DecodeResult(
@@ -278,6 +308,7 @@ class Decoder:
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
             complete_text=complete_text,
+            token_ends=token_ends if complete_text is not None else [],
         )
 
     def _advance(self, token: int, spec: DecodeSpec, ids: list[int], tokens_left: int) -> torch.Tensor:
@@ -385,6 +416,10 @@ def settle(future: Future | None) -> None:
 
 def _lazy(make: Any):
     yield from make()
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _cut_line(text: str, ended_by_newline: bool) -> tuple[str, str]:

@@ -141,6 +141,9 @@ class Analyzer(abc.ABC):
     name: str
     grammar_dir: str
     keywords: frozenset[str] = frozenset()
+    names_too: frozenset[str] = frozenset()
+    """Keywords that are also ordinary names outside their construct (Python's soft keywords
+    ``match``, ``case``, ``type``, ``_``): on their own they read as references."""
 
     def parser(self) -> Callable[[bytes, Any], Any] | None:
         """An incremental parser ``(source, old_tree) -> tree`` for the document store."""

@@ -34,6 +34,7 @@ def register(server) -> None:
         payload = status_payload(ls.session.worker.state)
         payload["lastSuggestion"] = ls.session.last_suggestion
         payload["worker"] = ls.session.worker.stats_payload()
+        payload["reuse"] = ls.session.reuse.stats.payload()
         payload["caches"] = [stats.payload() for stats in all_stats()]
         payload["handlersMs"] = timings_payload()
         payload["analysis"] = ls.session.scheduler.stats.payload()

@@ -28,6 +28,7 @@ from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
+from gdg_lsp.service.suggestion_reuse import SuggestionReuse
 from gdg_lsp.settings import Settings, from_json
 
 if TYPE_CHECKING:
@@ -57,10 +58,13 @@ class Session:
                                    lambda message: self.call_soon(self.show, f"gdg-lsp: {message}", types.MessageType.Warning))
         self._progress_token: str | None = None
         self._progress_begun = False
+        self._progress_ended = ""
         self._warned_languages: set[str] = set()
         self._refused: BoundedCache[str, str] = BoundedCache("session.refused-documents", 256)
         """Documents the store refused (it is full): their edits are ignored without a warning each."""
         self.last_suggestion: dict[str, Any] | None = None
+        self.reuse = SuggestionReuse()
+        """Suggestions shown, for the keys that type them through and for repeated asks."""
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
         self.fragments = FragmentLibrary()
         """Users' fragment files (server/fragment_files.py)."""
@@ -76,6 +80,8 @@ class Session:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
             self.start_model()
+        elif not initial and _batch_key(previous) != _batch_key(settings):
+            self.worker.rebatch(settings)  # the same model, batched differently: no reload
 
     def refuse_document(self, uri: str, why: str) -> None:
         """A didOpen the store refused (``StoreFull``): said once per document; its requests answer empty."""
@@ -172,15 +178,21 @@ class Session:
             except Exception as err:  # the client refused or went away: no progress bar then
                 log.debug("work done progress refused: %s", err)
                 return
+            self.server.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="gdg-lsp", message=title, percentage=0))
             if self._progress_token == token:
-                self.server.work_done_progress.begin(
-                    token, types.WorkDoneProgressBegin(title="gdg-lsp", message=title, percentage=0))
                 self._progress_begun = True
+            else:  # the load ended before the client acknowledged the token: a created token always ends
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=self._progress_ended))
 
         self.loop.create_task(begin())
 
     def _report_progress(self, message: str, percent: int | None) -> None:
         log.info("%s%s", message, f" ({percent}%)" if percent is not None else "")
+        state = self.worker.state
+        if state.state == "loading":  # the editors' status items show how far the load is
+            self.server.protocol.notify("gdg/status", {**status_payload(state), "message": message,
+                                                       "percentage": percent})
         if self._progress_token is None or not self._progress_begun:
             return
         try:
@@ -191,6 +203,7 @@ class Session:
 
     def _end_progress(self, message: str) -> None:
         token, self._progress_token = self._progress_token, None
+        self._progress_ended = message
         if token is None or not self._progress_begun:
             return
         try:
@@ -225,6 +238,11 @@ class Session:
 def _model_key(settings: Settings) -> tuple:
     """The settings that decide what decodes (a change reloads it)."""
     return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
+
+
+def _batch_key(settings: Settings) -> tuple:
+    """The settings that size the batching slots (a change rebuilds them over the loaded weights)."""
+    return (settings.batch_size, settings.context_tokens, settings.max_tokens)
 
 
 def status_payload(state: WorkerState) -> dict[str, Any]:

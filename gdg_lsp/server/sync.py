@@ -56,5 +56,6 @@ def register(server) -> None:
         uri = params.text_document.uri
         ls.session.documents.close(uri)
         ls.session.scheduler.forget(uri)
+        ls.session.reuse.forget(uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.latency import summary_ms
-from gdg_lsp.service import ModelResolver, Service, Status, build, local_model
+from gdg_lsp.service import ModelResolver, Service, Status, build, local_model, rebatch
 from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,8 @@ class Job:
     future: Future | None = None
     done: threading.Event = field(default_factory=threading.Event)
     """Set when the job has ended (run, skipped or cancelled in the queue)."""
+    started: threading.Event = field(default_factory=threading.Event)
+    """Set when the job has the model (it is past the wait for a load and for its turn)."""
 
 
 @dataclass
@@ -260,6 +262,19 @@ class DecodeWorker:
             self._set_state(WorkerState("ready", f"{service.model} ready on {service.device}", service.model,
                                         service.device, time.perf_counter() - began))
 
+    def rebatch(self, settings: Settings) -> Future:
+        """Apply ``gdg.batchSize`` to the loaded model (alone, like a load: no decode runs meanwhile)."""
+        return self._pool.submit(self._rebatch, settings, exclusive=True)
+
+    def _rebatch(self, settings: Settings) -> None:
+        if self.service is None:
+            return  # the next load builds it with the new size
+        try:
+            if rebatch(self.service, settings):
+                self._pool.set_limit(self.service.concurrency)
+        except Exception:  # keep serving with the batching it had
+            log.exception("could not apply gdg.batchSize")
+
     def _close_service(self) -> None:
         if self.service is not None:
             self.service.close()
@@ -292,6 +307,7 @@ class DecodeWorker:
             service = self.service
             if service is None:
                 raise ModelNotReady(self.state.message or "the model is not loaded")
+            job.started.set()
             with self._lock:
                 self.running += 1
                 self.max_running = max(self.max_running, self.running)
@@ -308,6 +324,13 @@ class DecodeWorker:
         job.future = self._pool.submit(run)
         job.future.add_done_callback(lambda _: job.done.set())
         return job
+
+    def supersede(self, key: str) -> None:
+        """The request for ``key`` was answered without the model: its older decode is stale."""
+        with self._lock:
+            previous = self._latest.get(key)
+            if previous is not None:
+                previous.cancel.set()
 
     def _account_cancel(self, job: Job) -> None:
         cancel = job.cancel

@@ -14,9 +14,10 @@ from gdg_lsp.service.build import (
     local_model,
     model_info,
     prepare_model,
+    rebatch,
     with_random_models,
 )
 from gdg_lsp.service.status import Status
 
 __all__ = ["ModelInfo", "ModelResolver", "Service", "Status", "build", "cache_root", "local_model", "model_info",
-           "prepare_model", "with_random_models"]
+           "prepare_model", "rebatch", "with_random_models"]

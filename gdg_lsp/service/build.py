@@ -121,12 +121,39 @@ def local_service(settings: Settings, workspace: WorkspaceContext, progress: Pro
         warn(warning)
     on_status(Status("loading", f"loading {name}", model=name, device=device))
     backend = load(device)
-    # lean engines batch the steps of up to batchSize documents (each slot's cache sized to a
-    # prompt window and a suggestion, a few tokens more for the healed ones); others decode one at a time
-    capacity = settings.context_tokens + settings.max_tokens + 64
-    service = CompletionService(pooled(backend, settings.batch_size, capacity), workspace)
+    service = CompletionService(pooled(backend, settings.batch_size, slot_capacity(settings)), workspace)
     service.grammars(settings.grammar_engine)  # its view of the vocabulary is built now, not on the first request
     return service
+
+
+def slot_capacity(settings: Settings) -> int:
+    """Each batching slot's cache: a prompt window and a suggestion, a few tokens more for the healed ones."""
+    return settings.context_tokens + settings.max_tokens + 64
+
+
+def rebatch(service: Service, settings: Settings) -> bool:
+    """Apply ``gdg.batchSize`` to a loaded service without loading the model again: lean
+    engines batch the steps of up to batchSize documents; others decode one at a time.
+    False when the service's model cannot be batched (then nothing changed). Call it when
+    no decode runs (the decode worker runs it alone, as a load)."""
+    from gdg_lsp.backends.lean.batching import pooled
+    from gdg_lsp.backends.lean.llama import FastLlamaBackend
+    from gdg_lsp.service.local import CompletionService
+
+    if not isinstance(service, CompletionService):
+        return False
+    old = service.backend
+    weights = getattr(old, "weights", None)
+    if weights is None or not (isinstance(old, FastLlamaBackend) or service.concurrency > 1):
+        return False
+    device = getattr(old, "device", "cpu")
+    if str(device).startswith("cuda"):
+        from gdg_lsp.backends.lean.cuda_graphs import GraphLlamaBackend as Single
+    else:
+        Single = FastLlamaBackend  # noqa: N806
+    single = Single(weights, old.vocab, old.name, device)
+    service.use_backend(pooled(single, settings.batch_size, slot_capacity(settings)))
+    return True
 
 
 @dataclass(frozen=True)

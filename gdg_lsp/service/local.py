@@ -105,18 +105,27 @@ class CompletionService:
     def __init__(self, backend: ModelBackend, workspace: WorkspaceContext | None = None, decoder: Any = None) -> None:
         """``decoder``: what runs each region (default: the local masked loop over
         ``backend``); a remote engine passes its own (gdg_lsp.backends.remote)."""
-        self.backend = backend
-        self.vocab = backend.vocab
-        # a pool of sequence slots (decoding/batching.py): requests run concurrently, one slot each
-        self._pool = backend if decoder is None and isinstance(backend, SlotPool) else None
-        self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
-        self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
         self._grammar_engines: dict[str, GrammarEngine] = {}  # per engine, shared: each is thread-safe
         self._engines_lock = threading.Lock()
         self.template = prompt_shapes.detect(backend.vocab)
         """The model's fill-in-the-middle layout, or None (prefix-only prompts)."""
         self.workspace = workspace or WorkspaceContext()
         self._lock = threading.Lock()
+        self._use(backend, decoder)
+
+    def _use(self, backend: ModelBackend, decoder: Any = None) -> None:
+        self.backend = backend
+        self.vocab = backend.vocab
+        # a pool of sequence slots (decoding/batching.py): requests run concurrently, one slot each
+        self._pool = backend if decoder is None and isinstance(backend, SlotPool) else None
+        self.decoder = decoder if decoder is not None else (None if self._pool is not None else Decoder(backend))
+        self._slot_decoders: dict[int, Decoder] = {}  # a Decoder holds per-request buffers: one per slot
+
+    def use_backend(self, backend: ModelBackend) -> None:
+        """Decode with ``backend`` from now on (same model, another batching: ``build.rebatch``);
+        the compiled grammars are kept. Only while no request runs."""
+        self.close()
+        self._use(backend)
 
     def grammars(self, setting: str = "auto") -> GrammarEngine:
         """The grammar engine ``gdg.grammarEngine`` names, made on first use."""

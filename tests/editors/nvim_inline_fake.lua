@@ -268,6 +268,8 @@ steps = {
       check("statusline before", status.statusline(), "gdg idle")
       server_dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
       check("statusline loading", status.statusline(), "gdg loading…")
+      server_dispatchers.notification("gdg/status", { state = "loading", message = "converting", percentage = 40 })
+      check("statusline loading with progress", status.statusline(), "gdg loading 40%…")
       server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
       server_dispatchers.notification("gdg/suggestion", { text = "x", rung = "gamma", guaranteed = true,
         tokens = 3, stopReason = "max-lines", timingsMs = { total = 812.4 } })

@@ -180,3 +180,21 @@ def test_only_the_keystroke_section_loads_no_model(tmp_path):
     (row,) = report["keystroke"]
     assert row["keystrokes"] == 20 and row["enter_keys"] == 1 and row["enter_p50_ms"] > 0
     assert row["gamma_size"] > 0 and 0 < row["total_p50_ms"] <= row["total_p95_ms"]
+
+
+def test_editor_replay_over_stdio(report):
+    """The editor section's quick form (a random model: its suggestions are often empty, so the
+    typed-through figures may be empty; tests/perf/test_perf_editor.py types through a real one)."""
+    from gdg_lsp.bench import editor
+
+    e = report["editor"]
+    assert e["holes"] == 2 and e["first_ask"]["n"] == 2 and e["repeated_ask"]["n"] == 2
+    assert e["asks"] == 4 + e["typed_through"]["n"] and e["typed_through"]["n"] <= 2 * e["keys_per_hole"]
+    assert 0 < e["first_ask"]["p50_ms"] <= e["first_ask"]["p95_ms"]
+    assert 0 < e["repeated_ask"]["p50_ms"] <= e["repeated_ask"]["p95_ms"]
+    assert e["start_to_first_answer_s"] > 0 and e["start_asks"] >= 1
+    assert 0 <= e["answered_share"] <= 1 and e["decodes_per_ask"] >= 0
+    assert set(e["targets"]) == set(editor.TARGETS)
+    assert all(t["met"] == (t["value"] is not None and t["value"] <= t["limit"]) for t in e["targets"].values())
+    assert e["server_exit_code"] == 0
+    assert "### editor: typing replayed over stdio" in perf.render(report)

@@ -10,6 +10,8 @@ export interface ModelStatus {
   model?: string | null;
   device?: string | null;
   loadMs?: number | null;
+  /** How far the model load is (while loading), when the server knows. */
+  percentage?: number | null;
 }
 
 /** The payload of the gdg/suggestion notification (the fields the status bar uses). */
@@ -112,7 +114,8 @@ function formatModelStatus(
   }
   if (state === "loading") {
     const what = present(model?.message) ? model!.message! : "loading the model";
-    return { text: "$(sync~spin) gdg loading", tooltip: `gdg-lsp: ${what}`, severity: "normal" };
+    const pct = typeof model?.percentage === "number" ? ` ${Math.round(model.percentage)}%` : "";
+    return { text: `$(sync~spin) gdg loading${pct}`, tooltip: `gdg-lsp: ${what}`, severity: "normal" };
   }
   if (state === "failed") {
     const why = present(model?.message) ? model!.message! : "the model could not be loaded";

@@ -52,7 +52,7 @@ from typing import Any
 
 import torch
 
-from gdg_lsp.backends.base import BackendStats, common_prefix
+from gdg_lsp.backends.base import BackendStats, PrefillCancelled, common_prefix
 from gdg_lsp.backends.lean.cuda_graphs import BatchedGraphs, StaticLlama
 from gdg_lsp.backends.lean.linear import Linear
 from gdg_lsp.backends.lean.llama import (
@@ -179,6 +179,9 @@ class _Prefill:
     ids: list[int]
     """Tokens still to run (after the reused prefix)."""
     future: Future
+    cancel: Any = None
+    """The request's cancel event: checked before each chunk after the first."""
+    ran: int = 0
 
 
 @dataclass
@@ -284,7 +287,7 @@ class SlotPool:
 
     # -- what the slots ask for (on the request threads) ---------------------------------
 
-    def _prefill(self, slot: _Slot, ids: Sequence[int]) -> torch.Tensor:
+    def _prefill(self, slot: _Slot, ids: Sequence[int], cancel: Any = None) -> torch.Tensor:
         if not ids:
             raise ValueError("empty prompt")
         future: Future = Future()
@@ -296,7 +299,7 @@ class SlotPool:
             self.stats.reused_tokens += keep
             self.stats.prefill_tokens += len(ids) - keep
             self._expected.discard(slot.index)  # not stepping while it prefills
-            self._prefills.append(_Prefill(slot, list(ids[keep:]), future))
+            self._prefills.append(_Prefill(slot, list(ids[keep:]), future, cancel))
             self._cond.notify_all()
         return self._wait(future)
 
@@ -447,6 +450,11 @@ class SlotPool:
                 step.slot.model.cache.length = 0
 
     def _run_prefill_chunk(self, job: _Prefill) -> None:
+        if job.ran and job.cancel is not None and job.cancel.is_set():
+            with self._cond:  # the slot keeps the chunks that ran: its next request reuses them
+                self._prefills.popleft()
+            job.future.set_exception(PrefillCancelled(f"cancelled after {job.ran} prompt tokens"))
+            return
         chunk = job.ids[:PREFILL_CHUNK]
         began = time.perf_counter()
         try:
@@ -466,6 +474,7 @@ class SlotPool:
             self.stats.model_seconds += seconds
             job.slot.ids.extend(chunk)
             job.ids = job.ids[len(chunk) :]
+            job.ran += len(chunk)
             done = not job.ids
             if done:
                 self._prefills.popleft()
@@ -522,9 +531,13 @@ class SlotBackend:
         self._slot.model.cache.length = 0
 
     def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        return self.prefill_until(ids, None)
+
+    def prefill_until(self, ids: Sequence[int], cancel: Any) -> torch.Tensor:
+        """``prefill``, stopping between chunks once ``cancel`` is set (``PrefillCancelled``)."""
         began = time.perf_counter()
         reused_before = common_prefix(self._slot.ids, ids)
-        logits = self._pool._prefill(self._slot, ids)
+        logits = self._pool._prefill(self._slot, ids, cancel)
         keep = min(reused_before, len(ids) - 1)
         self.stats.reused_tokens += keep
         self.stats.prefill_tokens += len(ids) - keep

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from gdg_lsp.backends.base import BackendStats, common_prefix
+from gdg_lsp.backends.base import BackendStats, PrefillCancelled, common_prefix
 from gdg_lsp.backends.lean.linear import (
     DenseLinear,
     Int8Linear,
@@ -404,11 +404,15 @@ class FastLlamaBackend:
         self._ids = []
         self.model.cache.length = 0
 
-    def _forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None) -> torch.Tensor:
+    def _forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None, cancel=None) -> torch.Tensor:
         began = time.perf_counter()
         with torch.inference_mode():
             logits = None
             for at in range(0, len(ids), PREFILL_CHUNK):
+                if at and cancel is not None and cancel.is_set():
+                    self.stats.model_seconds += time.perf_counter() - began
+                    self._ids.extend(ids[:at])  # what the cache holds: the next request reuses it
+                    raise PrefillCancelled(f"cancelled after {at} of {len(ids)} prompt tokens")
                 chunk = ids[at : at + PREFILL_CHUNK]
                 last = at + PREFILL_CHUNK >= len(ids)
                 logits = self.model.forward(chunk, allowed if last else None, logits=last)
@@ -419,6 +423,10 @@ class FastLlamaBackend:
         return logits if logits.device.type == "cpu" else logits.cpu()
 
     def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        return self.prefill_until(ids, None)
+
+    def prefill_until(self, ids: Sequence[int], cancel) -> torch.Tensor:
+        """``prefill``, stopping between chunks of ``PREFILL_CHUNK`` tokens once ``cancel`` is set."""
         if not ids:
             raise ValueError("empty prompt")
         keep = min(common_prefix(self._ids, ids), len(ids) - 1)
@@ -426,7 +434,7 @@ class FastLlamaBackend:
         self.model.cache.length = keep  # the rows after it are overwritten
         self.stats.reused_tokens += keep
         self.stats.prefill_tokens += len(ids) - keep
-        return self._forward(list(ids[keep:]))
+        return self._forward(list(ids[keep:]), cancel=cancel)
 
     def step(self, token_id: int, allowed: torch.Tensor | None = None) -> torch.Tensor:
         self.stats.steps += 1

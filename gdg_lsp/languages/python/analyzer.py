@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import keyword
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -251,6 +252,7 @@ class PythonAnalyzer(Analyzer):
     grammar_dir = "python"
     fragment = "statement"
     keywords = scopes.KEYWORDS
+    names_too = frozenset(keyword.softkwlist)
 
     parse_functions_alone = True
     """After an edit inside a top-level function, parse that function alone (its analysis's

@@ -57,6 +57,10 @@ end
 function M.statusline()
   local state = M.model.state or "idle"
   if state == "loading" then
+    local pct = M.model.percentage
+    if type(pct) == "number" then
+      return ("gdg loading %d%%…"):format(math.floor(pct + 0.5))
+    end
     return "gdg loading…"
   elseif state == "failed" then
     return "gdg failed"

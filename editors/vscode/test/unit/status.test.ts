@@ -17,6 +17,8 @@ describe("formatStatus", () => {
     const view = formatStatus("running", { state: "loading", message: "loading smollm2-135m-instruct" }, undefined);
     assert.equal(view.text, "$(sync~spin) gdg loading");
     assert.match(view.tooltip, /loading smollm2-135m-instruct/);
+    const part = formatStatus("running", { state: "loading", message: "converting", percentage: 40 }, undefined);
+    assert.equal(part.text, "$(sync~spin) gdg loading 40%");
     assert.equal(view.severity, "normal");
   });
 

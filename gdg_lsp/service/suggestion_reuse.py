@@ -1,0 +1,186 @@
+"""Answering without decoding: the rest of a suggestion the user is typing through, and repeated asks.
+
+Editors ask again after every key. When the keys typed since a suggestion was
+shown are the start of that suggestion (typed one by one, or taken with the
+editor's partial accept: next word, next line), the answer is the rest of it;
+when the document and the position are the same as for an earlier answer, the
+answer is that answer again. Neither needs the model.
+
+Both are offered only under the conditions the suggestion was made under:
+
+- the document is the one the suggestion was shown in with exactly the
+  accepted characters inserted at its start (``typed_through``), or the very
+  same text and position (``repeated``): any other edit falls back to decoding;
+- the settings that shape a suggestion (model, constraint, budgets) are the same;
+- Γ at the position now is the Γ the suggestion was decoded under, the whole
+  environment and the hole's shape compared by ``hole_key`` (``confirm``), so a
+  name that has since left Γ (a workspace schema changed, a module went) is
+  never served again; a changed Γ means a new decode.
+
+What is kept is bounded (``BoundedCache``): the last suggestion shown per
+document, and a few recent answers by (document, text, position), weighed by the
+document text they hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gdg_lsp.caches import BoundedCache
+from gdg_lsp.documents import Snapshot
+from gdg_lsp.gamma import Binding
+from gdg_lsp.languages.base import Hole
+from gdg_lsp.settings import Settings
+
+MAX_DOCUMENTS = 256
+"""Documents whose last shown suggestion is kept."""
+MAX_RESULTS = 64
+"""Recent answers kept for repeated asks."""
+MAX_KEPT_CHARS = 32 * 1024 * 1024
+"""Document text held by the kept answers, at most (each holds the text it was made for)."""
+
+
+def settings_key(settings: Settings) -> tuple:
+    """The settings a suggestion depends on: another value means another suggestion."""
+    return (settings.model, settings.device, settings.engine, settings.backend, settings.constraint,
+            settings.max_tokens, settings.max_lines, settings.context_tokens)
+
+
+_BINDING_DIGESTS: BoundedCache[int, tuple[Binding, bytes]] = BoundedCache("reuse.binding-digests", 20_000)
+"""id(binding) -> (the binding, its digest). Bindings are immutable and the analyzers hand out the
+same objects from one request to the next (builtins, surfaces, unchanged scopes), so each is
+digested once; the binding is kept in the entry so that its id is not reused while the entry lives."""
+
+
+def _binding_digest(binding: Binding) -> bytes:
+    kept = _BINDING_DIGESTS.get(id(binding))
+    if kept is not None and kept[0] is binding:
+        return kept[1]
+    attrs = sorted((str(k), repr(v)) for k, v in binding.attrs.items()) if binding.attrs else ()
+    value = hashlib.blake2b(repr((binding.name, binding.sort, attrs)).encode("utf-8", "surrogatepass"),
+                            digest_size=16).digest()
+    _BINDING_DIGESTS.put(id(binding), (binding, value))
+    return value
+
+
+def hole_key(hole: Hole) -> str:
+    """A digest of what a suggestion was decoded under: the hole's language, fragment, sort,
+    region and layout, its context, and every binding of Γ frame by frame (name, sort,
+    attributes). Equal keys mean the same grammar and the same Γ growth while decoding."""
+    digest = hashlib.blake2b(digest_size=16)
+    shape = (hole.language, hole.fragment, hole.sort, hole.region_path, hole.indent,
+             sorted((str(k), repr(v)) for k, v in hole.context.items()))
+    digest.update(repr(shape).encode("utf-8", "surrogatepass"))
+    for frame in (hole.gamma.global_layer, *hole.gamma.frames):
+        digest.update(b"\x00frame " + frame.kind.encode("utf-8", "surrogatepass") + b"\x00")
+        digest.update(b"".join(_binding_digest(binding) for binding in frame))
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A suggestion as the editor was given it."""
+
+    uri: str
+    text: str
+    """The document's text it was made for."""
+    start: int
+    """Where it is inserted (code points)."""
+    end: int
+    """The end of the range it replaces (text the editor auto-inserted after the cursor)."""
+    suggestion: str
+    settings: tuple
+    hole: str
+    """``hole_key`` of the hole it was decoded at."""
+    info: Any = None
+    """The debug data of the decode it came from (``Suggestion.summary()``)."""
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """An answer found without decoding, valid once ``confirm`` has seen Γ unchanged."""
+
+    kind: str  # "typed-through" | "repeated"
+    shown: Shown
+    """The new position's view of it: ``start`` is the cursor now, ``suggestion`` the rest."""
+    hole: str
+
+
+@dataclass
+class ReuseStats:
+    typed_through: int = 0
+    repeated: int = 0
+    gamma_changed: int = 0
+    """Candidates refused because Γ (or the hole) at the position had changed."""
+
+    def payload(self) -> dict[str, int]:
+        return {"typedThrough": self.typed_through, "repeated": self.repeated, "gammaChanged": self.gamma_changed}
+
+
+class SuggestionReuse:
+    def __init__(self, max_documents: int = MAX_DOCUMENTS, max_results: int = MAX_RESULTS) -> None:
+        self._shown: BoundedCache[str, Shown] = BoundedCache("reuse.shown-per-document", max_documents)
+        self._results: BoundedCache[tuple, Shown] = BoundedCache(
+            "reuse.recent-answers", max_results, max_weight=MAX_KEPT_CHARS, weigh=lambda s: len(s.text))
+        self.stats = ReuseStats()
+
+    def remember(self, snapshot: Snapshot, start: int, end: int, suggestion: str, settings: Settings, hole: Hole,
+                 info: Any = None) -> None:
+        """The editor was shown ``suggestion`` for ``[start, end)`` of ``snapshot`` (decoded at ``hole``)."""
+        self._keep(Shown(snapshot.uri, snapshot.text, start, end, suggestion, settings_key(settings), hole_key(hole),
+                         info))
+
+    def _keep(self, shown: Shown) -> None:
+        if not shown.suggestion:
+            return
+        self._shown.put(shown.uri, shown)
+        self._results.put(_result_key(shown.uri, shown.text, shown.start, shown.settings), shown)
+
+    def candidate(self, snapshot: Snapshot, offset: int, settings: Settings) -> Reuse | None:
+        """An answer from what was shown, if the text and the settings allow one (Γ is checked by ``confirm``)."""
+        key = settings_key(settings)
+        shown = self._shown.get(snapshot.uri)
+        if shown is not None and shown.settings == key:
+            rest = _typed_through(shown, snapshot.text, offset)
+            if rest is not None:
+                return rest
+        earlier = self._results.get(_result_key(snapshot.uri, snapshot.text, offset, key))
+        if earlier is not None and earlier.text == snapshot.text and earlier.start == offset:
+            return Reuse("repeated", earlier, earlier.hole)
+        return None
+
+    def confirm(self, reuse: Reuse, hole: Any) -> Shown | None:
+        """The answer, if ``hole`` (the analysis at the position now) has the Γ the suggestion
+        was decoded under; kept as the document's shown suggestion. None otherwise."""
+        if not isinstance(hole, Hole) or hole_key(hole) != reuse.hole:
+            self.stats.gamma_changed += 1
+            return None
+        if reuse.kind == "typed-through":
+            self.stats.typed_through += 1
+        else:
+            self.stats.repeated += 1
+        self._keep(reuse.shown)
+        return reuse.shown
+
+    def forget(self, uri: str) -> None:
+        self._shown.pop(uri)
+
+
+def _result_key(uri: str, text: str, offset: int, settings: tuple) -> tuple:
+    return uri, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), offset, settings
+
+
+def _typed_through(shown: Shown, text: str, offset: int) -> Reuse | None:
+    """The rest of ``shown`` when ``text`` is its document with a non-empty start of the
+    suggestion inserted at its position and ``offset`` just after it (None otherwise)."""
+    typed = offset - shown.start
+    if typed <= 0 or typed >= len(shown.suggestion) or len(text) != len(shown.text) + typed:
+        return None
+    inserted = text[shown.start:offset]
+    if (inserted != shown.suggestion[:typed] or not text.startswith(shown.text[: shown.start])
+            or not text.endswith(shown.text[shown.start:])):
+        return None
+    rest = replace(shown, text=text, start=offset, end=shown.end + typed, suggestion=shown.suggestion[typed:])
+    return Reuse("typed-through", rest, shown.hole)

@@ -1,0 +1,80 @@
+"""Warm start: the model loads in the background after `initialized`, told with work-done progress;
+an inline request that comes meanwhile waits for it within its budget."""
+
+from __future__ import annotations
+
+import string
+import time
+
+from gdg_lsp.bench.inprocess import InProcessServer
+from gdg_lsp.bench.stress import STORM_TOKENS, SlowRandomBackend
+from gdg_lsp.server import create_server
+from gdg_lsp.vocab import ListVocabulary
+from tests.lsp.stdio_client import StdioClient
+
+URI = "file:///warm.py"
+TEXT = "import os\n\n\ndef total(values, limit):\n    count = len(values)\n    \n"
+ASK = {"textDocument": {"uri": URI}, "position": {"line": 5, "character": 4}, "context": {"triggerKind": 1}}
+
+
+def test_model_load_is_reported_with_work_done_progress(tmp_path):
+    client = StdioClient("--dev", stderr=tmp_path / "server.log")
+    try:
+        client.initialize({"general": {"positionEncodings": ["utf-16"]}, "window": {"workDoneProgress": True}},
+                          {"gdg": {"model": "random:3", "maxTokens": 4}})
+        create = client.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create", 60)
+        token = create["params"]["token"]
+        client.send({"jsonrpc": "2.0", "id": create["id"], "result": None})
+        progress = lambda kind: client.wait_for(  # noqa: E731
+            lambda m: m.get("method") == "$/progress" and m["params"]["token"] == token
+            and m["params"]["value"]["kind"] == kind, 120)
+        begin = progress("begin")
+        assert begin["params"]["value"]["title"] == "gdg-lsp" and "random-3" in begin["params"]["value"]["message"]
+        end = progress("end")
+        assert "ready" in end["params"]["value"]["message"]
+        kinds = [m["params"]["value"]["kind"] for m in client.messages
+                 if m.get("method") == "$/progress" and m["params"]["token"] == token]
+        assert kinds[0] == "begin" and kinds[-1] == "end" and kinds.count("end") == 1
+        status = client.wait_for(lambda m: m.get("method") == "gdg/status" and m["params"]["state"] == "ready", 10)
+        assert status["params"]["model"] == "random-3"
+    finally:
+        assert client.close() == 0
+
+
+def _slow_loading(seconds: float):
+    def resolve(settings, progress):
+        def load(device):
+            progress("converting the model", 50)
+            time.sleep(seconds)
+            tokens = sorted(set(STORM_TOKENS) | set(string.printable))
+            return SlowRandomBackend(ListVocabulary(tokens), 0.0, seed=2)
+
+        return "slow-loading", load
+
+    return resolve
+
+
+async def _first_ask(load_seconds: float, timeout_ms: int):
+    server_obj = create_server(dev=True)
+    server_obj.session.worker.resolve_model = _slow_loading(load_seconds)
+    options = {"maxTokens": 6, "timeoutMs": timeout_ms}
+    async with InProcessServer(server=server_obj, initialization_options=options) as server:
+        server.open(URI, TEXT)
+        await server.wait_for(lambda m: m.get("method") == "gdg/status" and m["params"]["state"] == "loading", 30)
+        began = time.monotonic()
+        answer = await server.request("textDocument/inlineCompletion", ASK, timeout=30)
+        elapsed = time.monotonic() - began
+        assert "result" in answer
+        return server_obj.session.worker, elapsed
+
+
+async def test_a_request_during_the_load_waits_for_the_model():
+    worker, elapsed = await _first_ask(load_seconds=0.6, timeout_ms=4000)
+    assert worker.stats.decodes == 1  # decoded once the model was there, not answered "not ready"
+    assert elapsed >= 0.4
+
+
+async def test_a_request_during_a_longer_load_is_answered_within_its_budget():
+    worker, elapsed = await _first_ask(load_seconds=3.0, timeout_ms=400)
+    assert elapsed < 2.0  # answered (empty) when its 400 ms were gone, not when the load ended
+    assert worker.stats.decodes == 0
