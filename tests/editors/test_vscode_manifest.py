@@ -75,8 +75,9 @@ def test_enums_match_the_server():
 
 
 CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
-           "gdg.p4.includePaths", "gdg.fragments.paths")
-"""What decides which program runs, whether and where code and a secret leave the machine, and
+           "gdg.p4.includePaths", "gdg.fragments.paths", "gdg.sql.connections", "gdg.sql.sources")
+"""What decides which program runs, whether and where code and a secret leave the machine (a
+database server's DSN may name a client certificate and key to present), and
 which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths)."""
 
 
