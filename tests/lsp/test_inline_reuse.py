@@ -3,9 +3,9 @@ and never once Γ has changed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import contextlib
 import string
+from pathlib import Path
 
 from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.stress import STORM_TOKENS, SlowRandomBackend
@@ -57,13 +57,20 @@ async def _first_suggestion(server: InProcessServer, uri: str, line: int, charac
     raise AssertionError("the random model gave no usable suggestion")
 
 
-async def test_typing_the_suggestion_is_answered_with_its_rest_without_decoding():
+@contextlib.asynccontextmanager
+async def _showing_a_suggestion():
+    """A server with the model ready, the document open and a suggestion shown at the hole:
+    (server, session, the suggestion, decodes so far)."""
     async with InProcessServer(server=_server(), initialization_options={"maxTokens": 12, "maxLines": 1}) as server:
         assert await server.wait_model() == "ready"
         session = server.server.session
         server.open(URI, TEXT)
         shown = await _first_suggestion(server, URI, LINE, CHARACTER)
-        decodes = session.worker.stats.decodes
+        yield server, session, shown, session.worker.stats.decodes
+
+
+async def test_typing_the_suggestion_is_answered_with_its_rest_without_decoding():
+    async with _showing_a_suggestion() as (server, session, shown, decodes):
 
         version, column = 2, CHARACTER
         for typed in range(1, len(shown)):
@@ -82,12 +89,7 @@ async def test_typing_the_suggestion_is_answered_with_its_rest_without_decoding(
 
 
 async def test_a_key_that_leaves_the_suggestion_decodes_again():
-    async with InProcessServer(server=_server(), initialization_options={"maxTokens": 12, "maxLines": 1}) as server:
-        assert await server.wait_model() == "ready"
-        session = server.server.session
-        server.open(URI, TEXT)
-        shown = await _first_suggestion(server, URI, LINE, CHARACTER)
-        decodes = session.worker.stats.decodes
+    async with _showing_a_suggestion() as (server, session, shown, decodes):
         other = "Q" if shown[0] != "Q" else "Z"
         _type(server, 2, LINE, CHARACTER, other)
         await _ask(server, LINE, CHARACTER + 1)
