@@ -94,3 +94,11 @@ def test_untrusted_workspaces_do_not_start_the_server():
     untrusted = capabilities["untrustedWorkspaces"]
     # the server may be the workspace's own .venv/bin/gdg-lsp: nothing of an untrusted folder runs
     assert untrusted["supported"] is False and untrusted["description"]
+
+
+def test_the_extension_readme_links_nothing_outside_the_extension():
+    # vsce refuses to package a README whose relative links leave the extension's folder
+    # (they would be broken on the Marketplace): CI's `npm run package` failed on one
+    readme = (MANIFEST.parent / "README.md").read_text(encoding="utf-8")
+    outside = re.findall(r"\]\((\.\./[^)]*)\)", readme)
+    assert not outside, outside
