@@ -55,5 +55,11 @@ def test_a_jq_filter_gets_its_missing_field_warned(tmp_path: Path):
                                                                 "text": ".items[] | .nmae\n"}})
         [diagnostic] = _diagnostics(client, uri, mark)
         assert diagnostic["data"]["replacement"] == "name" and diagnostic["range"]["start"]["character"] == 12
+
+        # right after the `.` of a path (nothing name-like before it): the input's fields are items
+        result = client.request(5, "textDocument/completion", {"textDocument": {"uri": uri},
+                                                               "position": {"line": 0, "character": 12}})["result"]
+        labels = {item["label"] for item in (result["items"] if isinstance(result, dict) else result)}
+        assert any(label.endswith("name") for label in labels), labels
     finally:
         assert client.close() == 0
