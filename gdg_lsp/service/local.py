@@ -101,6 +101,20 @@ class Suggestion:
         }
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What working ahead of a request did (``CompletionService.prepare``)."""
+
+    prompt_tokens: int = 0
+    prefilled_tokens: int = 0
+    """Prompt tokens run through the model now (the rest were in the cache already)."""
+    rung: str | None = None
+    """The rung whose grammar is compiled for the first statement, or None."""
+    reason: str | None = None
+    """Why nothing was prepared (no hole there, cancelled)."""
+    seconds: float = 0.0
+
+
 class CompletionService:
     def __init__(self, backend: ModelBackend, workspace: WorkspaceContext | None = None, decoder: Any = None) -> None:
         """``decoder``: what runs each region (default: the local masked loop over
@@ -189,6 +203,38 @@ class CompletionService:
                 return self._complete(snapshot, offset, settings, cancel, measure_free_bits, slot, decoder)
         with self._lock:  # one decode at a time: the backend's KV cache is shared
             return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
+
+    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
+                cancel: threading.Event | None = None) -> Prepared:
+        """Work ahead of a request at ``offset``: the hole, Γ and the prompt ``complete`` would
+        build there, the prompt through the model into the KV cache ``complete`` will use (the
+        document's slot) and the first statement's grammar compiled, nothing decoded. A
+        ``complete`` at the same place then prefills one token and compiles nothing. Stops
+        between prefill chunks once ``cancel`` is set (the chunks that ran stay in the cache)."""
+        began = time.perf_counter()
+        analyzer = self.analyzer_for(snapshot)
+        hole = analyzer.hole_at(snapshot, offset, self.workspace)
+        if isinstance(hole, NoHole):
+            return Prepared(reason=hole.reason, seconds=time.perf_counter() - began)
+        if cancel is not None and cancel.is_set():
+            return Prepared(reason="cancelled", seconds=time.perf_counter() - began)
+        prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
+        if self._pool is not None:
+            with self._pool.lease(snapshot.uri) as slot:
+                decoder = self._slot_decoders.get(slot.index)
+                if decoder is None:
+                    decoder = self._slot_decoders[slot.index] = Decoder(slot)
+                return self._prepare(hole, prompt, analyzer, settings, cancel, slot, decoder, began)
+        with self._lock:
+            return self._prepare(hole, prompt, analyzer, settings, cancel, self.backend, self.decoder, began)
+
+    def _prepare(self, hole: Hole, prompt: Any, analyzer: Analyzer, settings: Settings,
+                 cancel: threading.Event | None, backend: Any, decoder: Any, began: float) -> Prepared:
+        before = stats_of(backend).prefill_tokens
+        executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
+        rung = executor.prepare(hole, prompt, settings.constraint, cancel)
+        return Prepared(prompt_tokens=len(prompt.ids), prefilled_tokens=stats_of(backend).prefill_tokens - before,
+                        rung=rung, seconds=time.perf_counter() - began)
 
     @staticmethod
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,

@@ -1,0 +1,78 @@
+"""Work ahead of the inline request: after an edit, make ready what the next request needs.
+
+Editors ask for ghost text after their own debounce, at the position the user just
+edited. Once a document has been quiet for ``gdg.workAheadDebounceMs`` after
+``didOpen``/``didChange``, the decode worker computes the hole, Γ and the prompt
+there, runs the prompt through the model into the KV cache the request will use
+(the document's slot) and compiles the first statement's grammar
+(``CompletionService.prepare``). The request that follows finds them ready: it
+prefills one token, compiles nothing, and only decodes. Nothing is decoded ahead,
+so what is suggested is what it would have been without (greedy).
+
+- The next edit of the document cancels its timer and its work in flight (the work
+  was for a text that is gone); work that starts for a version the document has
+  left does nothing (the snapshot's version is checked on the worker).
+- Every request cancels every work ahead (``DecodeWorker.submit``): it waits at
+  most for the prefill chunk or grammar compile one is in, and a prefill stopped
+  between chunks keeps the chunks that ran, which the request then reuses.
+- ``didOpen`` says nothing about the cursor: the work is done at the document's
+  end (its prompt is the longest prefix; a request further up shares its first
+  tokens when the file fits in ``gdg.contextTokens``).
+- Nothing is done while the model loads (the request waits for the load within
+  its budget) or when ``gdg.inline`` or ``gdg.workAhead`` is off.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+
+log = logging.getLogger(__name__)
+
+
+def schedule(ls, uri: str, offset: int) -> None:
+    """The document ``uri`` was edited at ``offset`` (code points, in its new text): forget the
+    work ahead for its old text and start the debounce for the new one."""
+    session = ls.session
+    if (handle := session.work_ahead_timers.pop(uri, None)) is not None:
+        handle.cancel()
+    session.worker.cancel_ahead(uri)
+    settings = session.settings
+    if not settings.work_ahead or not settings.inline or session.loop is None:
+        return
+    session.work_ahead_timers[uri] = session.loop.call_later(
+        settings.work_ahead_debounce_ms / 1000, start, ls, uri, offset)
+
+
+def forget(ls, uri: str) -> None:
+    """The document was closed."""
+    if (handle := ls.session.work_ahead_timers.pop(uri, None)) is not None:
+        handle.cancel()
+    ls.session.worker.cancel_ahead(uri)
+
+
+def start(ls, uri: str, offset: int) -> Future | None:
+    """Hand the work ahead at ``offset`` of the document's current text to the decode worker."""
+    session = ls.session
+    session.work_ahead_timers.pop(uri, None)
+    doc = session.documents.find(uri)
+    if doc is None or session.worker.service is None:
+        return None
+    snapshot = doc.snapshot()
+    settings = session.settings
+    offset = min(offset, len(snapshot.text))
+
+    def prepare(service, cancel):
+        if session.documents.find(uri) is not doc or doc.version != snapshot.version:
+            return None  # edited meanwhile: this text is gone
+        ready = getattr(service, "prepare", None)
+        return ready(snapshot, offset, settings, cancel) if ready is not None else None
+
+    job = session.worker.submit(uri, prepare, ahead=True)
+    job.future.add_done_callback(_log_failure)
+    return job.future
+
+
+def _log_failure(future: Future) -> None:
+    if not future.cancelled() and (err := future.exception()) is not None:
+        log.warning("working ahead failed: %s", err)  # the request does the work itself
