@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,15 +196,22 @@ class CompletionService:
         """``measure_free_bits``: count the allowed tokens at every step (a whole
         mask per token: benchmarks and explain); otherwise the model's choice is
         checked first and the mask built only when the grammar refuses it."""
+        with self._model_for(snapshot.uri) as (backend, decoder):
+            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, backend, decoder)
+
+    @contextmanager
+    def _model_for(self, uri: str) -> Iterator[tuple[Any, Any]]:
+        """(backend, decoder) for one request of document ``uri``, held until the block ends."""
         if self._pool is not None:
             # the document's own slot if it is free: its next request reuses its KV prefix
-            with self._pool.lease(snapshot.uri) as slot:
+            with self._pool.lease(uri) as slot:
                 decoder = self._slot_decoders.get(slot.index)
                 if decoder is None:
                     decoder = self._slot_decoders[slot.index] = Decoder(slot)
-                return self._complete(snapshot, offset, settings, cancel, measure_free_bits, slot, decoder)
+                yield slot, decoder
+            return
         with self._lock:  # one decode at a time: the backend's KV cache is shared
-            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
+            yield self.backend, self.decoder
 
     def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
                 cancel: threading.Event | None = None) -> Prepared:
@@ -219,14 +228,8 @@ class CompletionService:
         if cancel is not None and cancel.is_set():
             return Prepared(reason="cancelled", seconds=time.perf_counter() - began)
         prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
-        if self._pool is not None:
-            with self._pool.lease(snapshot.uri) as slot:
-                decoder = self._slot_decoders.get(slot.index)
-                if decoder is None:
-                    decoder = self._slot_decoders[slot.index] = Decoder(slot)
-                return self._prepare(hole, prompt, analyzer, settings, cancel, slot, decoder, began)
-        with self._lock:
-            return self._prepare(hole, prompt, analyzer, settings, cancel, self.backend, self.decoder, began)
+        with self._model_for(snapshot.uri) as (backend, decoder):  # the slot the request will use
+            return self._prepare(hole, prompt, analyzer, settings, cancel, backend, decoder, began)
 
     def _prepare(self, hole: Hole, prompt: Any, analyzer: Analyzer, settings: Settings,
                  cancel: threading.Event | None, backend: Any, decoder: Any, began: float) -> Prepared:
