@@ -18,6 +18,9 @@ so what is suggested is what it would have been without (greedy).
 - ``didOpen`` says nothing about the cursor: the work is done at the document's
   end (its prompt is the longest prefix; a request further up shares its first
   tokens when the file fits in ``gdg.contextTokens``).
+- Nothing is done where the request will be answered from the suggestion shown (the
+  user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
+  an analysis beside it would only compete for the CPU.
 - Nothing is done while the model loads (the request waits for the load within
   its budget) or when ``gdg.inline`` or ``gdg.workAhead`` is off.
 """
@@ -61,6 +64,8 @@ def start(ls, uri: str, offset: int) -> Future | None:
     snapshot = doc.snapshot()
     settings = session.settings
     offset = min(offset, len(snapshot.text))
+    if session.reuse.candidate(snapshot, offset, settings) is not None:
+        return None  # the user is typing the suggestion shown: the request is answered from it
 
     def prepare(service, cancel):
         if session.documents.find(uri) is not doc or doc.version != snapshot.version:

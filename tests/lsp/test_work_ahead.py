@@ -198,3 +198,21 @@ def test_a_prefill_stops_at_the_request_deadline(tiny_vocab):
     assert suggestion.text == "" and suggestion.stop_reason == "timeout"
     assert suggestion.prompt_tokens > 3 * PREFILL_CHUNK
     assert len(forwards) < -(-suggestion.prompt_tokens // PREFILL_CHUNK)  # not every chunk ran
+
+
+async def test_no_work_ahead_while_the_user_types_the_suggestion_shown():
+    """The keys of a shown suggestion are answered from it: working ahead there would only
+    compete with that answer for the CPU; an edit elsewhere does work ahead."""
+    from tests.lsp.test_inline_reuse import CHARACTER, LINE, _showing_a_suggestion, _type
+
+    async with _showing_a_suggestion() as (server, session, shown, _):
+        await _quiet(session)
+        runs = session.worker.stats.ahead_runs
+        _type(server, 2, LINE, CHARACTER, shown[0])
+        await server.settle(0.3)
+        await _quiet(session)
+        assert session.worker.stats.ahead_runs == runs
+        _type(server, 3, 0, 0, "#")  # not the suggestion
+        await server.settle(0.3)
+        await _quiet(session)
+        assert session.worker.stats.ahead_runs == runs + 1
