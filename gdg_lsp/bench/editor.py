@@ -42,7 +42,9 @@ ASKS_AFTER_READY = 10
 (a random-weight model may never give one; the default model did within 4–9 asks)."""
 KEY_INTERVAL_S = (0.060, 0.100)
 READ_S = 1.0
-"""Work-ahead comparison: from opening a file to pressing Enter at the new line."""
+"""Work-ahead comparison: from opening a file to the first key."""
+TYPED_LINE_CHARS = 40
+"""Work-ahead comparison: at most this many characters of the line before the hole are typed."""
 EDITOR_DEBOUNCE_S = 0.12
 """Work-ahead comparison: from the edit to the inline request (the Neovim plugin's default wait)."""
 TARGETS = {
@@ -185,34 +187,49 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
 
 def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: random.Random) -> dict[str, Any]:
     """First ask at a new line, with ``gdg.workAhead`` on and off in the same server, arms
-    alternating over holes not asked before: open the file without the hole's line, wait
-    ``READ_S`` (the user finds the place), press Enter (the editor indents), wait the
-    editor's own debounce, ask. Per arm: the ask's round trip and the prompt tokens the
-    request still had to run through the model (its prompt less the cached prefix)."""
+    alternating over holes not asked before. The user writes the line before the hole and
+    goes on to the next: the file is opened without the end of that line (up to
+    ``TYPED_LINE_CHARS``) and without the hole's line; after ``READ_S`` the end of the line
+    is typed key by key (``KEY_INTERVAL_S`` apart: faster than the editor's own debounce,
+    so the editor asks nothing meanwhile), then Enter (the editor indents), and after the
+    editor's debounce the ask. Per arm: the ask's round trip and the prompt tokens the
+    request did not find in the cache (its prompt less the cached prefix)."""
     from gdg_lsp.languages.python.bench import cut_holes
 
     cases = cut_holes(corpus, 2 * max(1, args.editor_holes // 2), args.seed + 19)
-    arms: dict[str, dict[str, list[float]]] = {"on": {"ms": [], "prefilled": [], "answered": []},
-                                               "off": {"ms": [], "prefilled": [], "answered": []}}
+    arms: dict[str, dict[str, list[float]]] = {"on": {"ms": [], "prefilled": [], "answered": [], "keys": []},
+                                               "off": {"ms": [], "prefilled": [], "answered": [], "keys": []}}
     for index, case in enumerate(cases):
         arm = "on" if index % 2 == 0 else "off"
         client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": {"workAhead": arm == "on"}}})
-        line_start = case.text.rfind("\n", 0, case.cursor) + 1
-        line_end = case.text.find("\n", case.cursor)
-        line_end = len(case.text) if line_end < 0 else line_end
-        before = case.text[: max(line_start - 1, 0)] + case.text[line_end:]  # the hole's line not there yet
+        text = case.text
+        line_start = text.rfind("\n", 0, case.cursor) + 1
+        line_end = text.find("\n", case.cursor)
+        line_end = len(text) if line_end < 0 else line_end
+        enter_at = max(line_start - 1, 0)  # the end of the line before the hole
+        previous = text[text.rfind("\n", 0, enter_at) + 1 : enter_at]
+        typed = previous.lstrip()[-TYPED_LINE_CHARS:]
+        cut_at = enter_at - len(typed)
+        before = text[:cut_at] + text[line_end:]  # that line's end and the hole's line not there yet
         uri = f"file:///bench/editor/ahead{index}.py"
         client.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "python", "version": 1, "text": before}})
         time.sleep(READ_S)
-        line, character = _position(case.text, line_start - 1)
-        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
-            {"range": {"start": {"line": line, "character": character}, "end": {"line": line, "character": character}},
-             "text": "\n" + case.text[line_start : case.cursor]}]})
+        version = 1
+        line, character = _position(text, cut_at)
+        for key in [*typed, "\n" + text[line_start : case.cursor]]:
+            version += 1
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": line, "character": character},
+                           "end": {"line": line, "character": character}}, "text": key}]})
+            character += len(key.encode("utf-16-le")) // 2
+            if not key.startswith("\n"):  # after Enter the editor's own wait follows
+                time.sleep(rng.uniform(*KEY_INTERVAL_S))
         time.sleep(EDITOR_DEBOUNCE_S)
-        shown, rtt, info = asker.ask(uri, *_position(case.text, case.cursor))
+        shown, rtt, info = asker.ask(uri, *_position(text, case.cursor))
         arms[arm]["ms"].append(rtt)
         arms[arm]["answered"].append(float(bool(shown)))
+        arms[arm]["keys"].append(float(len(typed) + 1))
         if info is not None and "promptTokens" in info:
             arms[arm]["prefilled"].append(float(info["promptTokens"] - info.get("reusedTokens", 0)))
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
@@ -221,6 +238,7 @@ def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: 
     for arm, values in arms.items():
         result[arm] = {**_summary(values["ms"]),
                        "prefilled_tokens_p50": round(percentile(values["prefilled"], 0.5), 1) if values["prefilled"] else None,
+                       "keys_typed_p50": round(percentile(values["keys"], 0.5), 1) if values["keys"] else 0,
                        "answered_share": round(sum(values["answered"]) / len(values["answered"]), 3)
                        if values["answered"] else 0.0}
     off = result["off"]["p50_ms"]
@@ -269,13 +287,14 @@ def render(editor: dict[str, Any]) -> list[str]:
     ahead = editor.get("work_ahead")
     if ahead:
         lines += ["", f"First ask at a new line with gdg.workAhead on and off (same server, arms alternating over "
-                      f"holes; Enter {ahead['read_s']} s after opening, the ask {ahead['editor_debounce_s']} s after Enter):", "",
-                  "| gdg.workAhead | asks | p50 / p95 | prompt tokens the ask prefilled (p50) | answered |",
-                  "|---|---|---|---|---|"]
+                      f"holes; the line before typed from {ahead['read_s']} s after opening, then Enter, the ask "
+                      f"{ahead['editor_debounce_s']} s after Enter):", "",
+                  "| gdg.workAhead | asks | keys (p50) | p50 / p95 | prompt tokens not in the cache (p50) | answered |",
+                  "|---|---|---|---|---|---|"]
         for arm in ("on", "off"):
             a = ahead[arm]
-            lines.append(f"| {arm} | {a['n']} | {a['p50_ms']:.0f} / {a['p95_ms']:.0f} ms | {a['prefilled_tokens_p50']} | "
-                         f"{a['answered_share']:.0%} |")
+            lines.append(f"| {arm} | {a['n']} | {a['keys_typed_p50']} | {a['p50_ms']:.0f} / {a['p95_ms']:.0f} ms | "
+                         f"{a['prefilled_tokens_p50']} | {a['answered_share']:.0%} |")
         lines.append(f"\np50 on / off: {ahead['p50_ratio_on_off']}")
     lines += ["", "| target | value | limit | met | × limit |", "|---|---|---|---|---|"]
     for name, t in editor["targets"].items():
