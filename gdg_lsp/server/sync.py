@@ -30,7 +30,7 @@ def register(server) -> None:
             ls.session.refuse_document(item.uri, str(err))
             return
         diagnostics.schedule(ls, item.uri)
-        work_ahead.schedule(ls, item.uri, len(item.text))  # no cursor yet: the document's end
+        work_ahead.opened(ls, item.uri, item.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @handles("didChange")

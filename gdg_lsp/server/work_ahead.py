@@ -16,8 +16,10 @@ so what is suggested is what it would have been without (greedy).
   most for the prefill chunk or grammar compile one is in, and a prefill stopped
   between chunks keeps the chunks that ran, which the request then reuses.
 - ``didOpen`` says nothing about the cursor: the work is done at the document's
-  end (its prompt is the longest prefix; a request further up shares its first
-  tokens when the file fits in ``gdg.contextTokens``).
+  end when the whole document fits in the prompt (``OPEN_CHARS_PER_TOKEN``): that
+  prompt is the longest prefix, and a request anywhere shares it up to its cursor.
+  In a longer file the window at the end shares nothing with a request further up,
+  and priming it would only push out a prefix the document's KV cache held.
 - Nothing is done where the request will be answered from the suggestion shown (the
   user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
   an analysis beside it would only compete for the CPU.
@@ -31,6 +33,18 @@ import logging
 from concurrent.futures import Future
 
 log = logging.getLogger(__name__)
+
+
+OPEN_CHARS_PER_TOKEN = 2
+"""A document opened is worked ahead on when its characters are at most this many times
+``gdg.contextTokens`` (code runs 3–4 characters a token; the prompt keeps room for the text
+after the cursor and the language's context)."""
+
+
+def opened(ls, uri: str, text: str) -> None:
+    """The document was opened (no cursor known): work ahead at its end if it fits the prompt."""
+    if len(text) <= ls.session.settings.context_tokens * OPEN_CHARS_PER_TOKEN:
+        schedule(ls, uri, len(text))
 
 
 def schedule(ls, uri: str, offset: int) -> None:

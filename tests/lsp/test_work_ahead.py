@@ -216,3 +216,16 @@ async def test_no_work_ahead_while_the_user_types_the_suggestion_shown():
         await server.settle(0.3)
         await _quiet(session)
         assert session.worker.stats.ahead_runs == runs + 1
+
+
+async def test_an_opened_document_is_worked_ahead_at_its_end_only_when_it_fits_the_prompt(tiny_vocab):
+    server_obj = _server(tiny_vocab)
+    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "contextTokens": 512}) as server:
+        assert await server.wait_model() == "ready"
+        session = server_obj.session
+        server.open(URI, TEXT)  # 1,260 characters: more than 2 x 512, the window at its end is not a request's
+        await _quiet(session)
+        assert session.worker.stats.ahead_runs == 0
+        server.open("file:///short.py", "import os\n\n\ndef total(items):\n    \n")
+        await _quiet(session)
+        assert session.worker.stats.ahead_runs == 1
