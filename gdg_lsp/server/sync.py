@@ -51,7 +51,7 @@ def register(server) -> None:
         edits = doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
         diagnostics.schedule(ls, uri)
         if edits:  # the cursor is where the last change ended
-            work_ahead.schedule(ls, uri, edits[-1].new_end)
+            work_ahead.schedule(ls, uri, edits[-1].new_end, min(edit.start for edit in edits))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @handles("didClose")

@@ -9,9 +9,12 @@ there, runs the prompt through the model into the KV cache the request will use
 prefills one token, compiles nothing, and only decodes. Nothing is decoded ahead,
 so what is suggested is what it would have been without (greedy).
 
-- The next edit of the document cancels its timer and its work in flight (the work
-  was for a text that is gone); work that starts for a version the document has
-  left does nothing (the snapshot's version is checked on the worker).
+- The next edit of the document cancels its timer and the work not yet started
+  (it was for a text that is gone; work that starts for a version the document has
+  left does nothing: the snapshot's version is checked on the worker). Work in
+  flight goes on when the edit is on or after the line it works for: typing there
+  leaves the prompt's prefix it is priming unchanged, and restarting would redo the
+  analysis at every key; an edit above that line cancels it.
 - Every request cancels every work ahead (``DecodeWorker.submit``): it waits at
   most for the prefill chunk or grammar compile one is in, and a prefill stopped
   between chunks keeps the chunks that ran, which the request then reuses.
@@ -47,13 +50,16 @@ def opened(ls, uri: str, text: str) -> None:
         schedule(ls, uri, len(text))
 
 
-def schedule(ls, uri: str, offset: int) -> None:
-    """The document ``uri`` was edited at ``offset`` (code points, in its new text): forget the
-    work ahead for its old text and start the debounce for the new one."""
+def schedule(ls, uri: str, offset: int, edit_start: int | None = None) -> None:
+    """The document ``uri`` was edited from ``edit_start`` to ``offset`` (code points, in its new
+    text; None: anywhere): forget the work ahead for its old text and start the debounce for
+    the new one."""
     session = ls.session
     if (handle := session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
-    session.worker.cancel_ahead(uri)
+    working_at = session.work_ahead_lines.get(uri)
+    if edit_start is None or working_at is None or edit_start < working_at:
+        session.worker.cancel_ahead(uri)  # the prefix it primes changed
     settings = session.settings
     if not settings.work_ahead or not settings.inline or session.loop is None:
         return
@@ -65,6 +71,7 @@ def forget(ls, uri: str) -> None:
     """The document was closed."""
     if (handle := ls.session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
+    ls.session.work_ahead_lines.pop(uri, None)
     ls.session.worker.cancel_ahead(uri)
 
 
@@ -88,10 +95,14 @@ def start(ls, uri: str, offset: int) -> Future | None:
         return ready(snapshot, offset, settings, cancel) if ready is not None else None
 
     job = session.worker.submit(uri, prepare, ahead=True)
-    job.future.add_done_callback(_log_failure)
+    line_start = snapshot.text.rfind("\n", 0, offset) + 1
+    session.work_ahead_lines[uri] = line_start
+    job.future.add_done_callback(lambda done: session.call_soon(_ended, session, uri, line_start, done))
     return job.future
 
 
-def _log_failure(future: Future) -> None:
+def _ended(session, uri: str, line_start: int, future: Future) -> None:
+    if session.work_ahead_lines.get(uri) == line_start:
+        del session.work_ahead_lines[uri]
     if not future.cancelled() and (err := future.exception()) is not None:
         log.warning("working ahead failed: %s", err)  # the request does the work itself

@@ -303,13 +303,16 @@ class DecodeWorker:
         """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one.
 
         ``ahead``: work ahead of a request (``server/work_ahead.py``). It supersedes only the
-        document's previous work ahead (a request still running for it finishes first), and
+        document's previous work ahead if that one has not started (a running one, or a request
+        running for the document, finishes first), and
         every request cancels every work ahead, of its own document and of the others: a
         request never waits for more than the prefill chunk or compile one is in."""
         job = Job(key, CancelEvent(self._model_steps), ahead=ahead)
         with self._lock:
             previous = self._latest.get(key)
-            if previous is not None and (previous.ahead or not ahead):
+            # a running work ahead goes on (the next edit's text shares the prefix it primes,
+            # ``work_ahead.schedule`` cancels it when it does not); a waiting one is superseded
+            if previous is not None and (not ahead or (previous.ahead and not previous.started.is_set())):
                 previous.cancel.set()
             if not ahead:
                 for other in self._ahead.values():

@@ -229,3 +229,37 @@ async def test_an_opened_document_is_worked_ahead_at_its_end_only_when_it_fits_t
         server.open("file:///short.py", "import os\n\n\ndef total(items):\n    \n")
         await _quiet(session)
         assert session.worker.stats.ahead_runs == 1
+
+
+async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_above_cancels_it(tiny_vocab):
+    """Keys on the line being worked for leave the prefix it primes unchanged: it goes on (restarting
+    would redo the analysis at every key) and the new version's work follows; an edit above stops it."""
+    forwards: list[tuple[float, int]] = []
+    server_obj = _server(tiny_vocab, chunk_seconds=0.1, forwards=forwards)
+    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "contextTokens": 512}) as server:
+        assert await server.wait_model() == "ready"
+        session = server_obj.session
+        worker = session.worker
+        server.open(URI, TEXT)  # too long to be worked ahead at its end
+        await _quiet(session)
+
+        async def running() -> object:
+            deadline = time.monotonic() + 30
+            while URI not in worker._ahead or not worker._ahead[URI].started.is_set():
+                assert time.monotonic() < deadline, "no work ahead started"
+                await asyncio.sleep(0.005)
+            return worker._ahead[URI]
+
+        _open_line(server, 2)
+        first = await running()
+        server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
+            {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
+             "text": "x"}]})
+        await _quiet(session)
+        assert not first.cancel.is_set() and worker.stats.ahead_runs == 2  # it finished, then version 3's ran
+        _open_line(server, 4)
+        second = await running()
+        server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 5}, "contentChanges": [
+            {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
+        await _quiet(session)
+        assert second.cancel.is_set() and worker.stats.ahead_cancelled == 1
