@@ -74,7 +74,7 @@ class CancelEvent(threading.Event):
         super().set()
 
 
-@dataclass
+@dataclass(eq=False)  # each job is itself (kept in sets)
 class Job:
     key: str
     cancel: CancelEvent = field(default_factory=CancelEvent)
@@ -218,7 +218,8 @@ class DecodeWorker:
         self._on_progress = on_progress
         self._on_warning = on_warning or (lambda message: log.warning("%s", message))
         self._latest: dict[str, Job] = {}
-        self._ahead: dict[str, Job] = {}  # each document's work ahead not yet ended
+        self._ahead: dict[str, Job] = {}  # each document's latest work ahead not yet ended
+        self._ahead_all: set[Job] = set()  # every work ahead not yet ended (a running one may have a successor)
         self._lock = threading.Lock()
         self._loaded_for: tuple[str, str, int, str] | None = None
         self.resolve_model: ModelResolver = local_model
@@ -315,10 +316,11 @@ class DecodeWorker:
             if previous is not None and (not ahead or (previous.ahead and not previous.started.is_set())):
                 previous.cancel.set()
             if not ahead:
-                for other in self._ahead.values():
+                for other in self._ahead_all:
                     other.cancel.set()
             else:
                 self._ahead[key] = job
+                self._ahead_all.add(job)
             self._latest[key] = job
 
         def run() -> T | None:
@@ -356,10 +358,17 @@ class DecodeWorker:
 
         job.future = self._pool.submit(run)
         job.future.add_done_callback(lambda _: job.done.set())
+        if ahead:  # also when it never ran (dropped from a full queue, the worker shut down)
+            job.future.add_done_callback(lambda _: self._forget_locked(job))
         return job
+
+    def _forget_locked(self, job: Job) -> None:
+        with self._lock:
+            self._forget(job)
 
     def _forget(self, job: Job) -> None:
         """``job`` has ended: it is no longer its document's latest (under ``_lock``)."""
+        self._ahead_all.discard(job)
         if self._ahead.get(job.key) is job:
             del self._ahead[job.key]
         if self._latest.get(job.key) is job:
@@ -368,14 +377,14 @@ class DecodeWorker:
     def working_ahead(self) -> bool:
         """Whether any work ahead is waiting or running."""
         with self._lock:
-            return bool(self._ahead)
+            return bool(self._ahead_all)
 
     def cancel_ahead(self, key: str) -> None:
         """The document changed: its work ahead is for a text it no longer has."""
         with self._lock:
-            job = self._ahead.get(key)
-            if job is not None:
-                job.cancel.set()
+            for job in self._ahead_all:
+                if job.key == key:
+                    job.cancel.set()
 
     def supersede(self, key: str) -> None:
         """The request for ``key`` was answered without the model: its older decode is stale."""

@@ -263,3 +263,13 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
         await _quiet(session)
         assert second.cancel.is_set() and worker.stats.ahead_cancelled == 1
+        # a request while one runs and the next version's waits behind it: both are cancelled
+        _open_line(server, 6)
+        third = await running()
+        server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 7}, "contentChanges": [
+            {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
+             "text": "y"}]})
+        await server.settle(0.1)  # past the debounce: version 7's work waits behind the running one
+        assert worker._ahead[URI] is not third and not third.cancel.is_set()
+        await _ask(server, EDIT_LINE, 5)
+        assert third.cancel.is_set()
