@@ -304,10 +304,10 @@ class DecodeWorker:
         """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one.
 
         ``ahead``: work ahead of a request (``server/work_ahead.py``). It supersedes only the
-        document's previous work ahead if that one has not started (a running one, or a request
-        running for the document, finishes first), and
-        every request cancels every work ahead, of its own document and of the others: a
-        request never waits for more than the prefill chunk or compile one is in."""
+        document's previous work ahead, and only if that one has not started (a running one, or
+        a request running for the document, finishes first). Every request cancels every work
+        ahead, of its own document and of the others: a request never waits for more than the
+        prefill chunk or grammar compile one is in."""
         job = Job(key, CancelEvent(self._model_steps), ahead=ahead)
         with self._lock:
             previous = self._latest.get(key)
