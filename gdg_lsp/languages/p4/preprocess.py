@@ -25,6 +25,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from gdg_lsp import python_ast
 
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]+)\b(.*)")
 _DEFINE = re.compile(r"([A-Za-z_]\w*)(\([^)]*\))?[ \t]*(.*)")
@@ -237,7 +238,7 @@ def _evaluate_int(expression: str, macros: Mapping[str, Define], depth: int) -> 
     text = re.sub(r"\b[A-Za-z_]\w*", lambda m: m.group() if m.group() in ("and", "or", "not")
                   else str(_macro_number(m.group(), macros, depth)), text)
     try:
-        tree = ast.parse(text.strip() or "0", mode="eval")
+        tree = python_ast.parse(text.strip() or "0", mode="eval")
         return int(_eval_node(tree.body))
     except (SyntaxError, ValueError, TypeError, ZeroDivisionError, RecursionError):
         return 0

@@ -35,6 +35,7 @@ import tokenize
 import warnings
 from pathlib import Path
 
+from gdg_lsp import python_ast
 from gdg_lsp.languages.cases import HoleCase, OracleResult
 
 LANGUAGE = "python"
@@ -47,7 +48,7 @@ def corpus_files(corpus: Path) -> list[Path]:
 
 def _candidates(path: Path) -> list[tuple[int, str]]:
     text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text)
+    tree = python_ast.parse(text)
     lines = text.split("\n")
     out = []
     for fn in ast.walk(tree):
@@ -96,7 +97,7 @@ def _call_hole(line: str) -> int | None:
     """Where the arguments of the call that ends the statement start (just after its
     ``(``), or None: the line must end with that call's ``)`` and pass it arguments."""
     try:
-        stmt = ast.parse(line.strip()).body[0]
+        stmt = python_ast.parse(line.strip()).body[0]
     except (SyntaxError, IndexError, ValueError):
         return None
     end = len(line.strip())
@@ -292,7 +293,7 @@ def attribute_ghosts_on_line(source: str, line: int) -> tuple[list[str], int]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+            tree = python_ast.parse(source)
     except (SyntaxError, ValueError):
         return [], 0
     modules: dict[str, str] = {}

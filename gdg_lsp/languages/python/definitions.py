@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from gdg_lsp import python_ast
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import imports
@@ -95,7 +96,7 @@ def _chunk(path: Path, name: str, boundary: Boundary) -> str:
     if found is None:
         try:
             source = boundary.read(path, imports.MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
-            tree = ast.parse(source)
+            tree = python_ast.parse(source)
         except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
             source, tree = "", None
         node = next((n for n in tree.body if _defined(n, name)), None) if tree is not None else None

@@ -29,6 +29,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
+from gdg_lsp import python_ast
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 
 MAX_SOURCE_BYTES = 2 << 20
@@ -69,7 +70,7 @@ def _stdlib_extension_spec(module: str):
 @lru_cache(maxsize=256)
 def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[str, ...] | None:
     try:
-        tree = ast.parse(boundary.read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
+        tree = python_ast.parse(boundary.read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
     except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     exported: list[str] | None = None

@@ -42,6 +42,7 @@ from pathlib import Path
 import typeshed_client
 from typeshed_client import parser as ts_parser
 
+from gdg_lsp import python_ast
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import classes, signatures
@@ -325,7 +326,7 @@ class SurfaceReader:
                 elsewhere = _other_platforms(stub_tree.body, self._truth(located.stub))
                 why.append(f"stub {located.stub}")
             if located.source is not None:
-                source_tree = ast.parse(located.source.read_bytes(), filename=str(located.source))
+                source_tree = python_ast.parse(located.source.read_bytes(), filename=str(located.source))
                 why.append(f"source {located.source}")
         except (OSError, SyntaxError, ValueError, RecursionError, ts_parser.InvalidStub) as err:
             return Surface(label, None, f"could not be read ({type(err).__name__}: {str(err)[:120]})", version)
@@ -378,7 +379,7 @@ class SurfaceReader:
         return names
 
     def _stub(self, name: str, path: Path) -> tuple[ts_parser.NameDict, ast.Module]:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
+        tree = python_ast.parse(path.read_bytes(), filename=str(path))
         is_init = path.name in ("__init__.pyi", "__init__.py")
         names = ts_parser.parse_ast(tree, self.context, typeshed_client.ModulePath(tuple(name.split("."))),
                                     file_path=path, is_init=is_init)

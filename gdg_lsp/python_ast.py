@@ -1,0 +1,24 @@
+"""``ast.parse`` for code that runs on several threads.
+
+CPython 3.11's ``ast`` module converts a parse tree to Python objects with a
+recursion counter kept in module state, not per thread (python/cpython#106905).
+When two analysis threads parse at once and the interpreter switches between
+them mid-conversion, one of them fails with ``SystemError: AST constructor
+recursion depth mismatch`` -- a spurious error on valid code. Every parse in
+gdg-lsp goes through :func:`parse`, which holds one lock for the conversion;
+parses are short (milliseconds for a module), so the lock costs nothing a user
+could notice.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+_LOCK = threading.Lock()
+
+
+def parse(source: str | bytes, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """``ast.parse(source, filename, mode)``, one thread at a time."""
+    with _LOCK:
+        return ast.parse(source, filename=filename, mode=mode)
