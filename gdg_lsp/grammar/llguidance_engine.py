@@ -26,7 +26,7 @@ import torch
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.grammar.engine import Compiled, Grammar, GrammarEngine, Matcher, grammar_parts
-from gdg_lsp.grammar.lark_emitter import LarkEmitter, has_blank, set_definitions
+from gdg_lsp.grammar.lark_emitter import LarkEmitter, needs_words, set_definitions
 from gdg_lsp.vocab import Vocabulary
 
 _STATIC: BoundedCache[tuple, tuple[str, dict]] = BoundedCache("grammar.lark-static", 256)
@@ -40,7 +40,7 @@ def lark_text(grammar: Grammar) -> str:
     static_text, rules, sets = grammar_parts(grammar)
     nullable = tuple(sorted(rule for rule, names in sets.items() if "" in names))
     only_empty = tuple(sorted(rule for rule, names in sets.items() if names == ("",)))
-    spaced = tuple(sorted(rule for rule, names in sets.items() if any(has_blank(n) for n in names)))
+    spaced = tuple(sorted(rule for rule, names in sets.items() if any(needs_words(n) for n in names)))
     key = (static_text, tuple(sorted(sets)), nullable, only_empty, spaced)
     static = _STATIC.get(key)
     if static is None:
