@@ -7,7 +7,6 @@ grammar, and the timings.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from gdg_lsp import fragments, languages
@@ -17,21 +16,14 @@ from gdg_lsp.grammar.engine import GrammarEngine, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
-from gdg_lsp.vocab import ByteVocabulary
 
 MAX_NAMES_SHOWN = 40
 _LISTED_APART = frozenset({"receivers", "kwargs"})
 """Context entries shown on lines of their own (long lists)."""
 
 
-@functools.lru_cache(maxsize=None)
-def byte_grammars(engine: str = "auto") -> GrammarEngine:
-    """Grammars compiled for a one-byte-per-token vocabulary: a model-free way to
-    ask whether a grammar accepts a text (the language is the same), per engine."""
-    return grammar_engines.create(engine, _BYTES, max_bytes=64 * 1024 * 1024)
-
-
-_BYTES = ByteVocabulary()
+byte_grammars = grammar_engines.byte_engine
+"""Grammars compiled for a one-byte-per-token vocabulary, per engine (shared with the gate)."""
 
 
 def grammar_engine_names() -> tuple[str, ...]:

@@ -35,19 +35,15 @@ from gdg_lsp.fragments.instantiate import Instantiated
 from gdg_lsp.vocab import Vocabulary
 
 ENGINES = ("llguidance", "xgrammar")
-DEFAULT = "xgrammar"
-"""What ``auto`` means. XGrammar (dynamic compilation), although llguidance measured faster from
-a new Γ to its first mask (below): on fragments induced from a corpus (``gdg-lsp induce``,
-tests/fragments/test_tilelang_reinduce.py) the Lark emitted for llguidance rejects valid
-positives that XGrammar accepts (a literal such as ``".GemmWarpPolicy."`` after a Γ set:
-14 of 47 ``T.gemm`` regions), so the gate, user fragment files and the decoder would disagree
-with the template. Correctness first; ``gdg.grammarEngine = llguidance`` stays available.
-Measured:
-``gdg-lsp bench perf --only grammar,decode --holes 4 --gamma-sizes 1000,10000 --grammar-reps 3``
-(2 cores, load average 7.7; docs/PERFORMANCE.md "Grammar engines"): τ_Γ + compile + first mask
-p50 at 1,000 names llguidance 82 ms, XGrammar (dynamic) 249 ms, XGrammar compiling up front
-2,802 ms; at 10,000 names 373 / 5,131 / 8,326 ms; mask 0.52% of the model step (XGrammar 1.04%);
-scope/none first ask 1.22 (XGrammar 1.34)."""
+DEFAULT = "llguidance"
+"""What ``auto`` means: llguidance, the measured winner, now that both engines are equivalent on
+every grammar the differential test compiles (tests/unit/test_engine_equivalence.py: the same
+corpus positives accepted, the same mined ghosts refused, the same next tokens on sampled
+prefixes, with no exception). Earlier the Lark emitted for llguidance refused positives that
+XGrammar accepted (a literal's blank read into one lexeme with an optional tail: 14 of 47
+induced ``T.gemm`` regions; a dotted member ``self._path`` read out of ``self._pathcls``), and
+``auto`` was XGrammar. Measured (docs/PERFORMANCE.md "Grammar engines"):
+``gdg-lsp bench perf --only grammar,decode --holes 4 --gamma-sizes 1000,10000 --grammar-reps 3``."""
 
 Grammar = Instantiated | str
 """What engines compile: τ_Γ's output, or a whole grammar text in the template dialect."""
@@ -247,6 +243,24 @@ def full_match(compiled: Compiled, text: str) -> bool:
     """True when ``text`` is a complete string of the grammar."""
     matcher = compiled.matcher()
     return (not text or matcher.accept_text(text)) and matcher.is_complete()
+
+
+_BYTE_ENGINES: dict[str, GrammarEngine] = {}
+_BYTE_LOCK = threading.Lock()
+
+
+def byte_engine(name: str = "auto") -> GrammarEngine:
+    """The process's one engine of each kind over a one-byte-per-token vocabulary: a
+    model-free way to ask whether a grammar accepts a text (the language does not depend
+    on the vocabulary). ``explain``, the fragment gate, ``gdg-lsp induce`` and the tests
+    all share it: ``auto`` and the engine it stands for are the same object."""
+    engine = resolve(name)
+    with _BYTE_LOCK:
+        if engine not in _BYTE_ENGINES:
+            from gdg_lsp.vocab import ByteVocabulary
+
+            _BYTE_ENGINES[engine] = create(engine, ByteVocabulary(), max_bytes=64 * 1024 * 1024)
+        return _BYTE_ENGINES[engine]
 
 
 def create(name: str, vocab: Vocabulary, **options: Any) -> GrammarEngine:

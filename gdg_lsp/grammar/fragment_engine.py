@@ -17,7 +17,6 @@ library touch an engine: re-pointing them at another engine is a change here.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from gdg_lsp.grammar import engine as grammar_engines
 from gdg_lsp.grammar.engine import Compiled, GrammarEngine, accepts, allocate_bitmask, full_match
-from gdg_lsp.vocab import ByteVocabulary, Vocabulary
+from gdg_lsp.vocab import Vocabulary
 
 
 class FragmentEngine:
@@ -71,11 +70,11 @@ class FragmentEngine:
         return int(unpacked[:size].sum())
 
 
-@functools.lru_cache(maxsize=1)
 def byte_engine() -> FragmentEngine:
     """Grammars over a one-byte-per-token vocabulary (model-free language questions),
-    compiled by the engine ``gdg.grammarEngine = auto`` masks with."""
-    return FragmentEngine(grammar_engines.create("auto", ByteVocabulary(), max_bytes=64 * 1024 * 1024))
+    compiled by the engine ``gdg.grammarEngine = auto`` masks with: the process's one byte
+    engine (``grammar.engine.byte_engine``), which ``explain`` and the tests use too."""
+    return FragmentEngine(grammar_engines.byte_engine("auto"))
 
 
 def token_engine(vocab: Vocabulary) -> FragmentEngine:

@@ -49,10 +49,13 @@ from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar.dialects import CharSet, distinct_names, parse_class
 
 Expr = ebnf.Expr
-Blank = tuple[int, int | None]
-"""A run of blanks, ``[ \\t]{min,max}`` (max None: unbounded)."""
-NO_BLANK: Blank = (0, 0)
+Blank = tuple[tuple[str, int, int | None], ...]
+"""A run of blanks: segments (which blanks, min, max; max None: unbounded), one after another.
+Which blanks: ``b`` either (``[ \\t]``), ``s`` a space, ``t`` a tab, so that a literal
+space in a template (``", "``) stays exactly one space in the Lark output."""
+NO_BLANK: Blank = ()
 _BLANK_SET = CharSet(((9, 9), (32, 32)))
+_BLANK_CHARS = {" ": "s", "\t": "t"}
 _NAMED_CORE_CHARS = 400
 """A core printed longer than this is a terminal of its own, shared by the lexemes built on it."""
 _ALONE = frozenset("([{.<")
@@ -60,21 +63,59 @@ _ALONE = frozenset("([{.<")
 
 
 def _add(a: Blank, b: Blank) -> Blank:
-    return (a[0] + b[0], None if a[1] is None or b[1] is None else a[1] + b[1])
+    """``a`` then ``b`` (adjacent segments of the same blanks merged)."""
+    out = list(a)
+    for seg in b:
+        if out and out[-1][0] == seg[0]:
+            kind, lo, hi = out[-1]
+            out[-1] = (kind, lo + seg[1], None if hi is None or seg[2] is None else hi + seg[2])
+        else:
+            out.append(seg)
+    return tuple(s for s in out if s[2] != 0)
+
+
+def _blank_literal(text: str) -> Blank | None:
+    """A literal made only of spaces and tabs as a run (None: it has another character)."""
+    if not text or any(ch not in _BLANK_CHARS for ch in text):
+        return None
+    run: Blank = NO_BLANK
+    for ch in text:
+        run = _add(run, ((_BLANK_CHARS[ch], 1, 1),))
+    return run
+
+
+_PIECES = re.compile(r"[ \t]+|[^ \t]+")
+
+
+def _literal_pieces(expr: ebnf.Lit) -> ebnf.Seq | None:
+    """A literal with blanks and other characters, as its pieces (``" transpose_B="``:
+    a space, then the word): a blank inside a literal is a blank like any other, carried
+    to the word after it, so that no lexeme ends with an optional blank-led tail that the
+    lexer would read past without giving back (llguidance does not backtrack)."""
+    pieces = _PIECES.findall(expr.text)
+    if len(pieces) < 2:
+        return None
+    return _PIECE_CACHE.setdefault(expr.text, ebnf.Seq(tuple(ebnf.Lit(p) for p in pieces)))
+
+
+_PIECE_CACHE: dict[str, ebnf.Seq] = {}
 
 
 def _blank_run(expr: Expr) -> Blank | None:
     """``expr`` as a run of blanks, or None when it matches anything else."""
+    if isinstance(expr, ebnf.Lit):
+        return _blank_literal(expr.text)
     if isinstance(expr, ebnf.CharClass):
         try:
-            return (1, 1) if parse_class(expr.source) == _BLANK_SET else None
+            return (("b", 1, 1),) if parse_class(expr.source) == _BLANK_SET else None
         except GrammarError:
             return None
     if isinstance(expr, ebnf.Repeat):
         inner = _blank_run(expr.item)
-        if inner is None or inner[0] != inner[1]:
+        if inner is None or len(inner) != 1 or inner[0][1] != inner[0][2]:
             return None
-        return (inner[0] * expr.min, None if expr.max is None else inner[0] * expr.max)
+        kind, n, _ = inner[0]
+        return _add(NO_BLANK, ((kind, n * expr.min, None if expr.max is None else n * expr.max),))
     if isinstance(expr, ebnf.Seq):
         total = NO_BLANK
         for item in expr.items:
@@ -154,15 +195,19 @@ def set_regex(names: Iterable[str]) -> str:
     return build(0, len(words), 0) if words else ""
 
 
+_BLANK_CLASS = {"b": r"[\x{9}\x{20}]", "s": r"\x{20}", "t": r"\x{9}"}
+
+
 def _blank_regex(run: Blank) -> str:
-    lo, hi = run
-    if (lo, hi) == (0, None):
-        return r"[\x{9}\x{20}]*"
-    if (lo, hi) == (1, None):
-        return r"[\x{9}\x{20}]+"
-    if lo == hi:
-        return r"[\x{9}\x{20}]" + (f"{{{lo}}}" if lo != 1 else "")
-    return r"[\x{9}\x{20}]" + f"{{{lo},{'' if hi is None else hi}}}"
+    out = []
+    for kind, lo, hi in run:
+        out.append(_BLANK_CLASS[kind] + ("" if (lo, hi) == (1, 1) else _bounds(lo, hi)))
+    return "".join(out)
+
+
+def _blank_tag(run: Blank) -> str:
+    """``run`` in a rule name."""
+    return "".join(f"{kind}{lo}_{'n' if hi is None else hi}" for kind, lo, hi in run) or "0"
 
 
 # -- the lexical grammar: what the parser sees --------------------------------------------------
@@ -392,6 +437,8 @@ class LarkEmitter:
         when an option has blanks between two words."""
         if (run := _blank_run(expr)) is not None:
             return [_Option(run, None, NO_BLANK)]
+        if isinstance(expr, ebnf.Lit) and (pieces := _literal_pieces(expr)) is not None:
+            return self._decompose(pieces)
         if isinstance(expr, (ebnf.Lit, ebnf.CharClass)):
             return [_Option(NO_BLANK, expr, NO_BLANK)]
         if isinstance(expr, ebnf.Ref):
@@ -642,6 +689,8 @@ class LarkEmitter:
             return out
         if isinstance(expr, ebnf.Repeat):
             return self._repeat_variants(expr, pending)
+        if isinstance(expr, ebnf.Lit) and (pieces := _literal_pieces(expr)) is not None:
+            return self._seq_variants(self._grouped(pieces), pending)
         if isinstance(expr, (ebnf.Lit, ebnf.CharClass)):  # reached only through _Internal
             return self._core_variants(_Option(NO_BLANK, expr, NO_BLANK), pending)
         raise TypeError(expr)
@@ -913,7 +962,7 @@ class LarkEmitter:
 
     def _variant_name(self, rule: str, pending: Pending, trailing: Pending) -> str:
         def tag(p: Pending) -> str:
-            text = f"{p.blank[0]}_{'n' if p.blank[1] is None else p.blank[1]}"
+            text = _blank_tag(p.blank)
             if p.core is not None:
                 text += f"_h{self._held_ids.setdefault(p.core, len(self._held_ids))}"
             return text
@@ -1071,6 +1120,14 @@ def has_blank(name: str) -> bool:
     return " " in name or "\t" in name
 
 
+def needs_words(name: str) -> bool:
+    """A Γ name printed word by word (a rule of lexemes) rather than inside one lexeme: one
+    with blanks (``ORDER BY``) or dots (``self.size``). As one lexeme, the lexer (greedy,
+    without backtracking) would read a member ``self._path`` out of ``self._pathcls`` and
+    refuse the rest, where the template also allows ``self`` ``.`` and a new attribute."""
+    return has_blank(name) or ("." in name and name.strip(". \t") != "")
+
+
 def set_definitions(sets: Mapping[str, Iterable[str]], spaced: Mapping[str, tuple[str, str]] | None = None) -> str:
     """The Γ sets in Lark (the per-request part of the grammar): each set one terminal
     (the empty string left out: the emitter knows which sets are nullable), and each
@@ -1090,7 +1147,8 @@ def set_definitions(sets: Mapping[str, Iterable[str]], spaced: Mapping[str, tupl
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-_WORD = re.compile(r"[ \t]*[^ \t]+|[ \t]+")
+_WORD = re.compile(r"[ \t]*(?:[^ \t.]+|\.)|[ \t]+")
+"""A name's words: blanks belong to the word after them; a dot is a word of its own."""
 
 
 def _spaced_set_rules(rule_name: str, prefix: str, names: list[str], counter: Iterable[int]) -> list[str]:

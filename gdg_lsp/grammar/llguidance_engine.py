@@ -25,8 +25,9 @@ import torch
 
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GrammarError
+from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar.engine import Compiled, Grammar, GrammarEngine, Matcher, grammar_parts
-from gdg_lsp.grammar.lark_emitter import LarkEmitter, has_blank, set_definitions
+from gdg_lsp.grammar.lark_emitter import LarkEmitter, needs_words, set_definitions
 from gdg_lsp.vocab import Vocabulary
 
 _STATIC: BoundedCache[tuple, tuple[str, dict]] = BoundedCache("grammar.lark-static", 256)
@@ -38,9 +39,11 @@ _STATIC_LOCK = threading.Lock()
 def lark_text(grammar: Grammar) -> str:
     """The whole grammar in llguidance's Lark (the template part from the cache)."""
     static_text, rules, sets = grammar_parts(grammar)
+    if isinstance(grammar, str):
+        sets = _word_sets(rules)
     nullable = tuple(sorted(rule for rule, names in sets.items() if "" in names))
     only_empty = tuple(sorted(rule for rule, names in sets.items() if names == ("",)))
-    spaced = tuple(sorted(rule for rule, names in sets.items() if any(has_blank(n) for n in names)))
+    spaced = tuple(sorted(rule for rule, names in sets.items() if any(needs_words(n) for n in names)))
     key = (static_text, tuple(sorted(sets)), nullable, only_empty, spaced)
     static = _STATIC.get(key)
     if static is None:
@@ -51,6 +54,20 @@ def lark_text(grammar: Grammar) -> str:
                 static = _STATIC.put(key, (emitter.emit(), dict(emitter.spaced_requests)))
     text, requests = static
     return OPTIONS + text + set_definitions(sets, requests)
+
+
+def _word_sets(rules: dict) -> dict[str, tuple[str, ...]]:
+    """In a grammar given as one text (its name sets written inline), the rules that are
+    alternations of literals some of which must be printed word by word (``needs_words``:
+    ``self.size``): they become name sets, as τ_Γ's own sets are, instead of one lexeme."""
+    out = {}
+    for rule, body in rules.items():
+        options = body.options if isinstance(body, ebnf.Alt) else (body,)
+        if all(isinstance(o, ebnf.Lit) for o in options) and any(needs_words(o.text) for o in options):
+            out[rule] = tuple(o.text for o in options)
+    for rule in out:
+        del rules[rule]
+    return out
 
 
 OPTIONS = '%llguidance {"no_forcing": true}\n'

@@ -111,7 +111,10 @@ async def test_a_gamma_change_stops_reuse(tmp_path: Path):
         assert await server.wait_model() == "ready"
         session = server.server.session
         server.open(uri, "SELECT ", language_id="sql")
-        shown = await _first_suggestion(server, uri, 0, 7)
+        # about one ask in five is usable here (measured: 5 of 24 with either grammar engine; which
+        # ones depends on how many steps fit the budget, i.e. on the machine's load): 12 tries
+        # missed about one run in fourteen
+        shown = await _first_suggestion(server, uri, 0, 7, tries=40)
         again = await _ask(server, 0, 7, uri)
         assert [item["insertText"] for item in again] == [shown]  # unchanged Γ: served again
         assert session.reuse.stats.repeated == 1
