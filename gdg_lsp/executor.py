@@ -67,6 +67,9 @@ class StopReason(str, Enum):
     """A finished statement names something bound nowhere (comprehensions, checked after the fact)."""
     NESTING_LIMIT = "nesting-limit"
     """The suggestion opened more nested blocks than Γ's frames allow."""
+    CONTINUES = "continues-below"
+    """The line ended inside brackets, where the fragment lets a line break (a line that
+    continues a statement opened above): the statement goes on below, the suggestion ends."""
     REJECTED = "rejected-by-local-check"
     """A remote engine sent text the local grammar rejects: the statement is dropped."""
     REFUSED = "refused-by-engine"
@@ -259,6 +262,8 @@ class Executor:
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))
         state.lines.append(line)
+        if result.line_continues:
+            raise _Stop(StopReason.CONTINUES)
         if not result.natural or result.stop_reason != STOP_NEWLINE:
             raise _Stop(StopReason(result.stop_reason))
         if spec.last:

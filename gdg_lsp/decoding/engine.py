@@ -110,6 +110,9 @@ class DecodeResult:
     total_seconds: float = 0.0
     trailing_layout: str = ""
     """Blanks the last token carried after the newline (the next line's indentation)."""
+    line_continues: bool = False
+    """The region ended at a newline the grammar allowed inside an unfinished fragment (a
+    line break inside brackets, where the fragment offers one): what follows continues it."""
     complete_text: str | None = None
     """For a region cut short (budget, timeout, cancel): ``text`` up to the last point
     where the grammar would have accepted the end of the region, so that what is
@@ -223,6 +226,7 @@ class Decoder:
         logprob = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
+        continues = False
         model_before = stats_of(self.backend).model_seconds
 
         prefill_began = time.perf_counter()
@@ -279,6 +283,7 @@ class Decoder:
             pending = pending[len(piece) :] if len(piece) < len(pending) else b""
             if spec.stop_at_newline and not pending and b"\n" in region_piece:
                 stop = STOP_NEWLINE
+                continues = matcher is not None and not matcher.is_complete()
                 break
             if matcher is not None and matcher.is_terminated():
                 stop = STOP_GRAMMAR
@@ -307,6 +312,7 @@ class Decoder:
             mask_seconds=mask_seconds,
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
+            line_continues=continues,
             complete_text=complete_text,
             token_ends=token_ends if complete_text is not None else [],
         )

@@ -563,6 +563,11 @@ class PythonAnalyzer(Analyzer):
         gamma = self._gamma(analysis, hole_pos, snapshot.uri)
         gamma, report = self._with_members(analysis, hole_pos, snapshot.uri, gamma, workspace)
         context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
+        # A line inside brackets opened on a line above may end wherever Python lets a line
+        # break there (after a comma, an opening bracket, an operator): the statement goes on
+        # below, as the lines after the hole usually show. Elsewhere the line ends the statement.
+        inside_brackets = logical < line_start and lex_state(text, logical, line_start).depth > 0
+        context["line_break"] = ["\n"] if inside_brackets else []
         context["kwargs"] = list(report.keywords) if report is not None else []
         context["receivers"] = list(report.described) if report is not None else []
         path = tuple(
