@@ -258,6 +258,10 @@ class Executor:
         if refused:
             trace.dropped = refused
             raise _Stop(StopReason.UNBOUND_NAME)
+        if result.line_continues and (missing := self.analyzer.unbound_in_continued(
+                statement, len(hole.typed) if first else 0, hole, state.gamma)):
+            trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(missing)))}"
+            raise _Stop(StopReason.UNBOUND_NAME)
         trace.text = line
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))

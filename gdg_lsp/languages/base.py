@@ -182,6 +182,13 @@ class Analyzer(abc.ABC):
         """
         return []
 
+    def unbound_in_continued(self, statement: str, line_start: int, hole: Hole, gamma: Gamma) -> list[str]:
+        """Names the line ``statement[line_start:]`` reads that neither Γ nor the statement binds,
+        for a line that ended where the fragment let it break before the statement ended (its
+        binders may still come below, so the mask left some positions open). The executor
+        drops the line when this is not empty."""
+        return []
+
     def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
         """How the reference positions of a statement decoded at a guaranteed rung were
         covered (None: every one was a Γ-slot, nothing to report). The executor drops a
