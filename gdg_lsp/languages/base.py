@@ -182,6 +182,13 @@ class Analyzer(abc.ABC):
         """
         return []
 
+    def statement_check(self, snapshot: Snapshot, hole: Hole, end: int, inserted: str,
+                        workspace: WorkspaceContext) -> bool | None:
+        """A language's cheap check of a candidate beyond parsing, for ranking alternatives:
+        the document with ``[hole.cursor, end)`` replaced by ``inserted`` passes it (True),
+        fails it (False), or it says nothing (None, the default)."""
+        return None
+
     def unbound_in_continued(self, statement: str, line_start: int, hole: Hole, gamma: Gamma) -> list[str]:
         """Names the line ``statement[line_start:]`` reads that neither Γ nor the statement binds,
         for a line that ended where the fragment let it break before the statement ended (its

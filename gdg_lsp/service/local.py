@@ -192,7 +192,8 @@ class CompletionService:
 
     @staticmethod
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
-                      settings: Settings, deadline: float, cancel: threading.Event | None) -> list[Candidate]:
+                      settings: Settings, deadline: float, cancel: threading.Event | None,
+                      workspace: WorkspaceContext | None = None) -> list[Candidate]:
         """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
         ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix.
         When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the
@@ -217,7 +218,9 @@ class CompletionService:
             seen.add((fitted.text, fitted.end))
             parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \
                 if wanted > 1 else None
-            found.append(Candidate(fitted.text, fitted.end, execution, parses))
+            checked = analyzer.statement_check(snapshot, hole, fitted.end, fitted.text, workspace) \
+                if wanted > 1 and workspace is not None else None
+            found.append(Candidate(fitted.text, fitted.end, execution, parses, checked))
         return candidates.rank(found) if wanted > 1 else found
 
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
@@ -240,7 +243,8 @@ class CompletionService:
                                 cancel, temperature=temperature, seed=seed, measure_free_bits=measure_free_bits)
 
         execution = run()
-        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel)
+        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel,
+                                   self.workspace)
         done = time.perf_counter()
         reused = stats_of(backend).reused_tokens - reused_before
         best = found[0] if found else None
