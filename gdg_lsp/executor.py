@@ -205,6 +205,7 @@ class Executor:
         temperature: float = 0.0,
         seed: int | None = None,
         measure_free_bits: bool = False,
+        avoid_start: str = "",
     ) -> Execution:
         # The first statement's prompt goes through the model while π compiles its
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
@@ -220,7 +221,8 @@ class Executor:
             stop = StopReason.MAX_LINES
             for index in range(max_lines):
                 spec = _StatementSpec(index, index + 1 == max_lines, constraint, deadline, cancel, temperature,
-                                      seed, measure_free_bits, prefilled if index == 0 else None)
+                                      seed, measure_free_bits, prefilled if index == 0 else None,
+                                      avoid_start if index == 0 else "")
                 try:
                     self._statement(hole, prompt, state, spec)
                 except _Stop as ended:
@@ -284,7 +286,7 @@ class Executor:
             stop_at_newline=True, region_may_start_blank=prompt is None, max_tokens=state.tokens_left,
             deadline=spec.deadline, cancel=spec.cancel, prefilled=spec.prefilled,
             temperature=spec.temperature, seed=None if spec.seed is None else spec.seed + spec.index,
-            measure_free_bits=spec.measure_free_bits,
+            measure_free_bits=spec.measure_free_bits, avoid_start=spec.avoid_start,
         ))
         state.tokens_left -= result.steps
         return result
@@ -408,3 +410,5 @@ class _StatementSpec:
     seed: int | None
     measure_free_bits: bool
     prefilled: Any
+    avoid_start: str = ""
+    """What the statement's generated text may not start with (``DecodeSpec.avoid_start``)."""
