@@ -114,6 +114,9 @@ class WorkspaceContext:
 
     roots: list[Path] = field(default_factory=list)
     settings: Any = None
+    recent: Any = None
+    """Snippets of recently edited open documents for the prompt (``service/recent.py``), kept
+    by the server; None outside a server session."""
 
 
 _TRAILING_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -48,6 +48,8 @@ def register(server) -> None:
             else:
                 changes.append(((rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text))
         doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
+        if ls.session.workspace.recent is not None:  # the lines around the last change, for other files' prompts
+            ls.session.workspace.recent.note(doc, changes[-1][0][0] if changes and changes[-1][0] else 0)
         diagnostics.schedule(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -57,5 +59,7 @@ def register(server) -> None:
         ls.session.documents.close(uri)
         ls.session.scheduler.forget(uri)
         ls.session.reuse.forget(uri)
+        if ls.session.workspace.recent is not None:
+            ls.session.workspace.recent.forget(uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)
