@@ -6,9 +6,6 @@ corpus (the bench's ``--holes continuation``) and the compiled grammar the decod
 from __future__ import annotations
 
 import ast
-import io
-import keyword
-import tokenize
 from pathlib import Path
 
 from gdg_lsp import fragments, languages
@@ -18,6 +15,7 @@ from gdg_lsp.executor import Executor, Prompt, StopReason
 from gdg_lsp.grammar.xgrammar_engine import GrammarCache
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.python import bench as python_bench
+from gdg_lsp.languages.python import continued as python_continued
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 from gdg_lsp.languages.tilelang import bench as tilelang_bench
 
@@ -30,24 +28,10 @@ def _hole(language: str, text: str, cursor: int, uri: str = "file:///c.py") -> H
 
 
 def _references(line: str, hole: Hole) -> list[tuple[int, str]]:
-    """(column, name) of the names on ``line`` read as references to Γ: not after a dot, not a
-    keyword argument's name, not inside a string (tokens up to where the line stops lexing)."""
-    found = []
-    tokens = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
-            tokens.append(tok)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    for k, tok in enumerate(tokens):
-        if tok.type != tokenize.NAME or keyword.iskeyword(tok.string) or tok.string not in hole.gamma:
-            continue
-        before = tokens[k - 1].string if k else ""
-        after = tokens[k + 1].string if k + 1 < len(tokens) else ""
-        if before == "." or after == "=" or after == ".":
-            continue  # a member, a keyword argument's name, a receiver (gated by the member tests)
-        found.append((tok.start[1], tok.string))
-    return found
+    """(column, name) of the names on ``line`` read as references to Γ, receivers left out
+    (the member tests gate what follows a dot)."""
+    return [(column, name) for column, name in python_continued.referenced_names(line)
+            if name in hole.gamma and not line[column + len(name):].lstrip().startswith(".")]
 
 
 def _in_comprehension(case) -> bool:
@@ -138,3 +122,20 @@ def test_a_continuation_line_answers_one_line_and_stays_in_gamma(random_backend,
         coverage = analyzer.coverage(hole.typed + execution.text.split("\n")[0], hole.gamma)
         assert coverage is None or not coverage.ghosts, (seed, execution.text)
     assert StopReason.CONTINUES in stops, stops
+
+
+def test_names_a_line_leaves_to_the_statement_below_are_checked():
+    gamma = {"pairs", "len", "total"}
+    statement = "total = sum(x * y\n for x, y in pairs)"
+    assert python_continued.unbound_on_line("x * y", statement, gamma) == []  # bound by the `for` below
+    assert python_continued.unbound_on_line("x * zz", statement, gamma) == ["zz"]
+    assert python_continued.unbound_on_line("len(s), key=f,", "f(len(s), key=f,\n)", gamma) == ["s", "f"]
+    assert python_continued.unbound_on_line("'zz' + total.zz", "x = ('zz' + total.zz\n)", gamma) == []
+    assert python_continued.unbound_on_line("(n := 3) + n", "y = [(n := 3) + n\n]", gamma) == []
+
+
+def test_comments_of_the_lines_above_are_not_replayed():
+    text = ("def f(a, b):\n    items = [a,  # first\n             'x#y',  # second\n             \n"
+            "             b,\n    ]\n    return items\n")
+    hole = _hole("python", text, text.index("             \n") + 13)
+    assert isinstance(hole, Hole) and hole.typed == "items = [a,   'x#y',   "  # the blanks before a comment stay

@@ -37,9 +37,10 @@ def bound_by_statement(statement: str) -> set[str]:
     return names
 
 
-def referenced_names(line: str) -> list[str]:
-    """Names ``line`` reads: identifiers that are not keywords, not a member after a dot,
-    not a keyword argument's name, not inside a string (tokens up to where lexing stops)."""
+def referenced_names(line: str) -> list[tuple[int, str]]:
+    """(column, name) of the names ``line`` reads: identifiers that are not keywords, not a
+    member after a dot, not a keyword argument's name, not inside a string (tokens up to
+    where lexing stops)."""
     tokens = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(line).readline):
@@ -54,7 +55,7 @@ def referenced_names(line: str) -> list[str]:
         after = tokens[k + 1].string if k + 1 < len(tokens) else ""
         if before == "." or after == "=":
             continue
-        out.append(tok.string)
+        out.append((tok.start[1], tok.string))
     return out
 
 
@@ -62,4 +63,4 @@ def unbound_on_line(line: str, statement: str, gamma: Container[str]) -> list[st
     """Names ``line`` reads that neither Γ nor ``statement`` (the whole statement as far as
     the document shows it, the line included) binds."""
     bound = bound_by_statement(statement)
-    return [name for name in referenced_names(line) if name not in gamma and name not in bound]
+    return [name for _, name in referenced_names(line) if name not in gamma and name not in bound]

@@ -48,6 +48,20 @@ def _open(path: Path) -> sqlite3.Connection:
     return connection
 
 
+def _open_until(path: Path, seconds: float) -> tuple[sqlite3.Connection, float] | None:
+    """A read-only connection that interrupts whatever runs past ``seconds`` from now, and
+    that deadline; None when the file cannot be opened."""
+    import time
+
+    try:
+        connection = _open(path)
+    except sqlite3.Error:
+        return None
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    return connection, deadline
+
+
 def looks_like_sqlite(path: Path) -> bool:
     """A ``.db`` file may be anything; only SQLite files are opened."""
     try:
@@ -117,12 +131,10 @@ def sample_rows(path: Path, tables: list[str], rows: int = SAMPLE_ROWS) -> dict[
     import time
 
     found: dict[str, list[tuple]] = {}
-    try:
-        connection = _open(path)
-    except sqlite3.Error:
+    opened = _open_until(path, SAMPLE_SECONDS)
+    if opened is None:
         return found
-    deadline = time.monotonic() + SAMPLE_SECONDS
-    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    connection, deadline = opened
     try:
         for name in tables:
             if time.monotonic() > deadline:
@@ -159,20 +171,16 @@ def prepares(path: Path, statement: str) -> bool | None:
     nothing is written or executed whatever the text says. False: SQLite refused it (a
     syntax error, no such table or column, a misuse of an aggregate...). None: it could not
     be judged (not one statement, the file unreadable, too slow). Cached by the file's stamp."""
-    import time
-
     text = statement.strip().rstrip(";").strip()
     if not text or ";" in text and not sqlite3.complete_statement(text + ";"):
         return None
     key = (str(path), stamp(path), text)
     if key in _PREPARED:
         return _PREPARED.get(key)
-    try:
-        connection = _open(path)
-    except sqlite3.Error:
+    opened = _open_until(path, PREPARE_SECONDS)
+    if opened is None:
         return None
-    deadline = time.monotonic() + PREPARE_SECONDS
-    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    connection = opened[0]
     verdict: bool | None
     try:
         connection.execute("EXPLAIN " + text)

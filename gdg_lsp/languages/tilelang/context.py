@@ -19,6 +19,7 @@ import re
 
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Gamma
+from gdg_lsp.languages.python.definitions import line_end_forward, line_start_back
 
 NEAR_LINES = 30
 """Lines above the hole (and a third as many below it) whose names count as "used near it";
@@ -34,19 +35,10 @@ def names_around(text: str, region_start: int, cursor: int) -> set[str]:
     """Identifiers on the ``NEAR_LINES`` lines above the hole's first line and the
     ``NEAR_LINES // 3`` lines below the cursor's line: the hole's own lines are left out."""
     first = text.rfind("\n", 0, region_start) + 1
-    start = first
-    for _ in range(NEAR_LINES):
-        if start == 0:
-            break
-        start = text.rfind("\n", 0, start - 1) + 1
+    start = line_start_back(text, first, NEAR_LINES)
     after = text.find("\n", cursor)
-    end = after = len(text) if after < 0 else after
-    for _ in range(NEAR_LINES // 3):
-        found = text.find("\n", end + 1)
-        if found < 0:
-            end = len(text)
-            break
-        end = found
+    after = len(text) if after < 0 else after
+    end = line_end_forward(text, after, NEAR_LINES // 3)
     return set(_IDENT.findall(text[start:first])) | set(_IDENT.findall(text[after:end]))
 
 
