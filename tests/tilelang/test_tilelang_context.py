@@ -72,10 +72,3 @@ def test_off_with_definitions_off_and_within_its_budget(tl_analyzer):
     assert _context(tl_analyzer, text, cursor, attrs.evolve(Settings(), definitions=False)) == ""
     small = _context(tl_analyzer, text, cursor, attrs.evolve(Settings(), context_tokens=64))
     assert len(small) <= int(64 * 3 * 0.25) and small.count("\n") < 6
-
-
-def test_names_around_leave_the_hole_lines_out():
-    text = "a = 1\nb = 2\nc = (x +\n     y\nd = 3\n"
-    region = text.index("c = ")
-    cursor = text.index("     y") + 6
-    assert tile_context.names_around(text, region, cursor) == {"a", "b", "d"}

@@ -987,7 +987,7 @@ class PythonAnalyzer(Analyzer):
                     for b in hole.gamma.bindings("Import", has=("module", "imported"))]
         if not imported:
             return ""
-        used = python_definitions.names_near(snapshot.text, hole.cursor)
+        used = python_definitions.names_near(snapshot.text, hole.region_start, hole.cursor)
         tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
         return python_definitions.context(imported, used, uri_to_path(snapshot.uri), workspace.roots,
                                           int(tokens * 3 * DEFINITIONS_SHARE))

@@ -54,11 +54,17 @@ def line_end_forward(text: str, pos: int, count: int) -> int:
     return pos
 
 
-def names_near(text: str, cursor: int) -> set[str]:
-    """The identifiers on the lines around the cursor."""
-    start = line_start_back(text, cursor, NEAR_LINES)
-    end = line_end_forward(text, cursor, NEAR_LINES // 3)
-    lines = text[start:end].split("\n")
+def names_near(text: str, region_start: int, cursor: int) -> set[str]:
+    """The identifiers on the ``NEAR_LINES`` lines above the hole's first line and the
+    ``NEAR_LINES // 3`` lines below the cursor's line, import lines aside. The hole's own
+    lines are left out: what the user types there does not change the context, so the
+    prompt's start stays the same for every keystroke of the line (KV cache reused)."""
+    first = text.rfind("\n", 0, region_start) + 1
+    start = line_start_back(text, first, NEAR_LINES)
+    after = text.find("\n", cursor)
+    after = len(text) if after < 0 else after
+    end = line_end_forward(text, after, NEAR_LINES // 3)
+    lines = text[start:first].split("\n") + text[after:end].split("\n")
     return {name for line in lines if not line.lstrip().startswith(("import ", "from "))  # the imports themselves
             for name in _IDENT.findall(line)}
 

@@ -15,31 +15,18 @@ version and hole start.
 
 from __future__ import annotations
 
-import re
 
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Gamma
-from gdg_lsp.languages.python.definitions import line_end_forward, line_start_back
+from gdg_lsp.languages.python.definitions import names_near
 
 NEAR_LINES = 30
-"""Lines above the hole (and a third as many below it) whose names count as "used near it";
-a declaration within this many lines above the hole is in the prompt anyway."""
+"""A declaration within this many lines above the hole is in the prompt anyway (the names
+"used near it" are read as for Python's definitions: ``python/definitions.names_near``)."""
 
 HEADER = "# buffers declared above:\n"
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BLOCKS: BoundedCache[tuple[str, int, int, int], str] = BoundedCache("tilelang buffer context", 256)
-
-
-def names_around(text: str, region_start: int, cursor: int) -> set[str]:
-    """Identifiers on the ``NEAR_LINES`` lines above the hole's first line and the
-    ``NEAR_LINES // 3`` lines below the cursor's line: the hole's own lines are left out."""
-    first = text.rfind("\n", 0, region_start) + 1
-    start = line_start_back(text, first, NEAR_LINES)
-    after = text.find("\n", cursor)
-    after = len(text) if after < 0 else after
-    end = line_end_forward(text, after, NEAR_LINES // 3)
-    return set(_IDENT.findall(text[start:first])) | set(_IDENT.findall(text[after:end]))
 
 
 def buffer_declarations(text: str, uri: str, version: int, gamma: Gamma, region_start: int, cursor: int,
@@ -52,7 +39,7 @@ def buffer_declarations(text: str, uri: str, version: int, gamma: Gamma, region_
     if cached is not None:
         return cached
     hole_line = text.count("\n", 0, region_start)
-    used = names_around(text, region_start, cursor)
+    used = names_near(text, region_start, cursor)
     lines = text.split("\n")
     chosen: dict[int, str] = {}
     for binding in gamma.bindings("Buffer"):
