@@ -47,6 +47,16 @@ def _receiver_before(text: str, dot: int) -> str | None:
     return receiver if receiver and all(part.isidentifier() for part in receiver.split(".")) else None
 
 
+def _path_before(text: str, dot: int) -> str | None:
+    """The data path ending just before ``text[dot] == "."`` (jq's ``.items[]`` in
+    ``.items[].``): Γ's Field bindings name their ``parent`` path that way."""
+    start = dot
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in '_.[]"'):
+        start -= 1
+    path = text[start:dot]
+    return path if path.startswith(".") else None
+
+
 def describe(binding) -> str:
     attrs = ", ".join(f"{k}={v}" for k, v in binding.attrs.items() if k not in ("scope",) and v not in (None, ""))
     return f"{binding.sort}" + (f" ({attrs})" if attrs else "")
@@ -68,16 +78,23 @@ def register(server) -> None:
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             start -= 1
         prefix = text[start:offset]
-        receiver = None
+        receiver = parent = None
         if start > 0 and text[start - 1] == ".":
             receiver = _receiver_before(text, start - 1)
-            if receiver is None and start > 1 and (text[start - 2].isalnum() or text[start - 2] in "_)]"):
+            parent = _path_before(text, start - 1) if receiver is None else None
+            if receiver is None and parent is None and start > 1 and (text[start - 2].isalnum() or text[start - 2] in "_)]"):
                 return empty  # an attribute of a value that is not a plain (dotted) name
             # a dot after nothing name-like (jq's `.field`, `| .`): Γ's names, as anywhere
         try:
             gamma = analyzer.gamma_at(doc, offset, session.workspace)
         finally:
             problems.report(ls, doc.language_id)
+        children = gamma.bindings("Field", parent=parent) if parent is not None else []
+        if parent is not None and (children or text[start - 2] in ")]"):  # after `.items[].`: the fields below it
+            items = [types.CompletionItem(label=str(b.attrs["key"]), kind=types.CompletionItemKind.Field,
+                                          detail=describe(b), sort_text="0" + str(b.attrs["key"]))
+                     for b in children if b.attrs.get("ident") and str(b.attrs["key"]).lower().startswith(prefix.lower())]
+            return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
         if receiver is not None:  # after `json.`: the receiver's members, when Γ knows them
             items = [
                 types.CompletionItem(label=b.name[len(receiver) + 1:], kind=MEMBER_KIND.get(

@@ -23,6 +23,8 @@ older one, which is answered with ``empty()``). ``fn`` sees only the snapshot
 (never the live document). A result computed for a version the document has
 since left is dropped: the request is answered with ``moved()`` (``empty()``
 unless given; completion answers "incomplete" so the client asks again).
+``uri_of`` reads the document's URI from params of another shape (a ``gdg/…``
+request's plain dict).
 """
 
 from __future__ import annotations
@@ -49,10 +51,11 @@ _timings: defaultdict[str, deque[float]] = defaultdict(lambda: deque(maxlen=TIMI
 
 
 def handles(what: str, empty: Callable[[], Any] = lambda: None, *, background: bool = False,
-            moved: Callable[[], Any] | None = None) -> Callable[[Callable], Callable]:
+            moved: Callable[[], Any] | None = None,
+            uri_of: Callable[[Any], Any] | None = None) -> Callable[[Callable], Callable]:
     def wrap(fn: Callable) -> Callable:
         if background:
-            return _in_background(what, fn, empty, moved or empty)
+            return _in_background(what, fn, empty, moved or empty, uri_of or _text_document_uri)
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(ls, params: Any) -> Any:
@@ -94,13 +97,18 @@ class _Guard:
         return True
 
 
-def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Callable[[], Any]) -> Callable:
+def _text_document_uri(params: Any) -> Any:
+    return params.text_document.uri
+
+
+def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Callable[[], Any],
+                   uri_of: Callable[[Any], Any]) -> Callable:
     @functools.wraps(fn)
     async def run_background(ls, params: Any) -> Any:
         with _Guard(ls, what, empty) as guard:
-            uri = params.text_document.uri
+            uri = uri_of(params)
             session = ls.session
-            doc = session.documents.find(uri)
+            doc = session.documents.find(uri) if isinstance(uri, str) else None
             if doc is None:
                 return empty()
             snapshot = doc.snapshot()

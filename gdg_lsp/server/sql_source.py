@@ -14,14 +14,12 @@ that failed), the same choices are offered as quick fixes for it.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from lsprotocol import types
 
 from gdg_lsp.documents import uri_to_path
-
-log = logging.getLogger(__name__)
+from gdg_lsp.server.handlers import handles
 
 KIND = "source.gdg.sqlDataSource"
 TITLE = "Choose the SQL data source for this file"
@@ -33,12 +31,12 @@ def _is_sql(ls, doc) -> bool:
     return analyzer is not None and analyzer.name == "sql"
 
 
-def describe(ls, doc) -> dict[str, Any] | None:
-    """The payload of ``gdg/sqlSource`` for an open document (None: not SQL)."""
-    if not _is_sql(ls, doc):
+def describe(ls, snapshot) -> dict[str, Any] | None:
+    """The payload of ``gdg/sqlSource`` for a document's snapshot (None: not SQL)."""
+    if not _is_sql(ls, snapshot):
         return None
-    analyzer = ls.session.analyzer_for(doc.language_id, doc.text)
-    resolution = analyzer.resolution(doc.snapshot(), ls.session.workspace)
+    analyzer = ls.session.analyzer_for(snapshot.language_id, snapshot.text)
+    resolution = analyzer.resolution(snapshot, ls.session.workspace)
     return {"label": resolution.source.label, "rule": resolution.source.rule, "dialect": resolution.dialect.name,
             "description": resolution.describe(), "tables": len(resolution.tables),
             "problems": [note.message for note in resolution.notes if note.severity != "information"]}
@@ -90,16 +88,16 @@ def actions(ls, doc, params: types.CodeActionParams) -> list[types.CodeAction]:
     return found
 
 
+def _document_uri(params: Any) -> Any:
+    """``params.textDocument.uri`` of a custom request (pygls hands it over as a plain
+    dict or as an attribute object, depending on how the client wrote it)."""
+    document = params.get("textDocument") if isinstance(params, dict) else getattr(params, "textDocument", None)
+    return document.get("uri") if isinstance(document, dict) else getattr(document, "uri", None)
+
+
 def register(server) -> None:
     @server.feature("gdg/sqlSource")
-    def sql_source(ls, params: Any) -> dict[str, Any] | None:
-        document = params.get("textDocument") if isinstance(params, dict) else getattr(params, "textDocument", None)
-        uri = document.get("uri") if isinstance(document, dict) else getattr(document, "uri", None)
-        doc = ls.session.documents.find(uri) if isinstance(uri, str) else None
-        if doc is None:
-            return None
-        try:
-            return describe(ls, doc)
-        except Exception:
-            log.exception("gdg/sqlSource failed for %s", uri)
-            return None
+    @handles("sqlSource", background=True, uri_of=_document_uri)
+    def sql_source(ls, params: Any, snapshot) -> dict[str, Any] | None:
+        # on an analysis thread: resolving a source may read schema files or a database
+        return describe(ls, snapshot)

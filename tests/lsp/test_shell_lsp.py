@@ -61,5 +61,13 @@ def test_a_jq_filter_gets_its_missing_field_warned(tmp_path: Path):
                                                                "position": {"line": 0, "character": 12}})["result"]
         labels = {item["label"] for item in (result["items"] if isinstance(result, dict) else result)}
         assert any(label.endswith("name") for label in labels), labels
+
+        # after `.items[].`: the fields of the array's elements, by key (it answered nothing before)
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": ".items[].\n"}]})
+        result = client.request(6, "textDocument/completion", {"textDocument": {"uri": uri},
+                                                               "position": {"line": 0, "character": 9}})["result"]
+        labels = {item["label"] for item in (result["items"] if isinstance(result, dict) else result)}
+        assert labels == {"name"}, labels
     finally:
         assert client.close() == 0

@@ -83,3 +83,24 @@ async def test_the_no_source_diagnostic_comes_with_quick_fixes(tmp_path):
         titles = sorted(a["title"] for a in answer["result"])
         assert titles == ["Use the SQL data source folder auth", "Use the SQL data source folder billing"]
         assert all(a["kind"] == "quickfix" and a["diagnostics"] == [diagnostic] for a in answer["result"])
+
+
+async def test_the_source_is_resolved_off_the_event_loop_and_bad_params_answer_none(tmp_path, monkeypatch):
+    # resolving may read schema files or introspect a database: it must not stall other requests
+    import threading
+
+    from gdg_lsp.server import sql_source
+
+    _repo(tmp_path)
+    uri = (tmp_path / "billing" / "q.sql").as_uri()
+    threads = []
+    real = sql_source.describe
+    monkeypatch.setattr(sql_source, "describe", lambda ls, snap: threads.append(threading.current_thread()) or real(ls, snap))
+    async with InProcessServer(initialization_options={"model": "/nonexistent/m.gguf"}, root_uri=tmp_path.as_uri()) as server:
+        server.open(uri, "SELECT * FROM ", "sql")
+        source = (await server.request("gdg/sqlSource", {"textDocument": {"uri": uri}}))["result"]
+        assert source["label"] == "folder billing"
+        assert threads and threads[0] is not threading.main_thread()
+        for bad in ({}, {"textDocument": None}, {"textDocument": {"uri": 7}}, {"textDocument": {"uri": "file:///nowhere.sql"}}):
+            assert (await server.request("gdg/sqlSource", bad))["result"] is None
+        assert (await server.request("gdg/sqlSource", {"textDocument": {"uri": uri}}))["result"]["tables"] == 1
