@@ -211,7 +211,7 @@ class Executor:
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
         # hand the prompt to another engine have no prefill_ahead.
         ahead = getattr(self.decoder, "prefill_ahead", None)
-        prefilled = ahead(prompt.ids, cancel) if ahead is not None and constraint != "none" else None
+        prefilled = ahead(prompt.ids, cancel, deadline) if ahead is not None and constraint != "none" else None
         try:
             state = _Progress(
                 fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
@@ -231,6 +231,22 @@ class Executor:
             return Execution("\n".join(state.lines), state.traces, stop)
         finally:
             settle(prefilled)  # the backend is the caller's again only once it is over
+
+    def prepare(self, hole: Hole, prompt: Prompt, constraint: str, cancel: threading.Event | None = None) -> str | None:
+        """What ``run`` does before its first token, and nothing after: the prompt through the
+        model (its KV cache keeps it: ``run`` with the same prompt prefills only its last token)
+        while π compiles the first statement's grammar (the engine's cache keeps it). The rung
+        chosen, or None. Work ahead of a request (``service.local.CompletionService.prepare``)."""
+        ahead = getattr(self.decoder, "prefill_ahead", None)
+        prefilled = ahead(prompt.ids, cancel) if ahead is not None else None
+        try:
+            if constraint == "none" or (cancel is not None and cancel.is_set()):
+                return None
+            choice = fragments.choose(fragments.fragment(hole.language, hole.fragment), hole.gamma.overlay(),
+                                      dict(hole.context), hole.typed, constraint, self.grammars.get, accepts)
+            return choice.rung
+        finally:
+            settle(prefilled)
 
     # -- one statement ------------------------------------------------------------------------
 

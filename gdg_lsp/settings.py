@@ -189,6 +189,11 @@ class Settings:
     remote: RemoteSettings = attrs.field(factory=RemoteSettings)
     diagnostics: bool = True
     inline: bool = True
+    work_ahead: bool = True
+    """After an edit (and ``workAheadDebounceMs`` without another), make the next inline request's
+    hole, Γ, grammar and prompt ready at the edited position (the prompt in the model's KV cache),
+    on the decode worker, cancelled by the next edit or any request (``server/work_ahead.py``)."""
+    work_ahead_debounce_ms: int = attrs.field(default=30, validator=_in_range(0, 10_000))
     sql: SqlSettings = attrs.field(factory=SqlSettings)
     python: PythonSettings = attrs.field(factory=PythonSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)

@@ -15,6 +15,9 @@ model gave and to the first non-empty suggestion, asking at the first hole right
 ``initialized`` (and again every ``RETRY_S`` while the answer is empty), as an editor
 does while the model loads.
 
+Then the *work-ahead comparison* (``_work_ahead_comparison``): first asks at new lines
+with ``gdg.workAhead`` on and off in the same server, the user pressing Enter at the line.
+
 Reported: start → first non-empty suggestion; first ask p50/p95; repeated ask
 p50/p95; typed-through p50/p95 over stdio and as the server measured it; the share
 of asks answered non-empty; decodes per ask (from ``gdg/status``); and the
@@ -38,6 +41,12 @@ ASKS_AFTER_READY = 10
 """The start phase gives up on a non-empty suggestion after this many answers from the model
 (a random-weight model may never give one; the default model did within 4–9 asks)."""
 KEY_INTERVAL_S = (0.060, 0.100)
+READ_S = 1.0
+"""Work-ahead comparison: from opening a file to the first key."""
+TYPED_LINE_CHARS = 40
+"""Work-ahead comparison: at most this many characters of the line before the hole are typed."""
+EDITOR_DEBOUNCE_S = 0.12
+"""Work-ahead comparison: from the edit to the inline request (the Neovim plugin's default wait)."""
 TARGETS = {
     "typed_through_p95_ms": 20.0,
     "typed_through_server_p95_ms": 10.0,
@@ -161,6 +170,7 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
                 time.sleep(max(0.0, pause - time.perf_counter()))
             client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         status = client.request("status-after", "gdg/status", {})["result"]
+        out["work_ahead"] = _work_ahead_comparison(client, asker, corpus, args, rng)
         out["server_peak_rss_mb"] = round(peak_rss_mb(client.proc.pid), 1)
     finally:
         out["server_exit_code"] = client.close()
@@ -173,6 +183,67 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
     })
     out["targets"] = _targets(out)
     return out
+
+
+def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: random.Random) -> dict[str, Any]:
+    """First ask at a new line, with ``gdg.workAhead`` on and off in the same server, arms
+    alternating over holes not asked before. The user writes the line before the hole and
+    goes on to the next: the file is opened without the end of that line (up to
+    ``TYPED_LINE_CHARS``) and without the hole's line; after ``READ_S`` the end of the line
+    is typed key by key (``KEY_INTERVAL_S`` apart: faster than the editor's own debounce,
+    so the editor asks nothing meanwhile), then Enter (the editor indents), and after the
+    editor's debounce the ask. Per arm: the ask's round trip and the prompt tokens the
+    request did not find in the cache (its prompt less the cached prefix)."""
+    from gdg_lsp.languages.python.bench import cut_holes
+
+    cases = cut_holes(corpus, 2 * max(1, args.editor_holes // 2), args.seed + 19)
+    arms: dict[str, dict[str, list[float]]] = {"on": {"ms": [], "prefilled": [], "answered": [], "keys": []},
+                                               "off": {"ms": [], "prefilled": [], "answered": [], "keys": []}}
+    for index, case in enumerate(cases):
+        arm = "on" if index % 2 == 0 else "off"
+        client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": {"workAhead": arm == "on"}}})
+        text = case.text
+        line_start = text.rfind("\n", 0, case.cursor) + 1
+        line_end = text.find("\n", case.cursor)
+        line_end = len(text) if line_end < 0 else line_end
+        enter_at = max(line_start - 1, 0)  # the end of the line before the hole
+        previous = text[text.rfind("\n", 0, enter_at) + 1 : enter_at]
+        typed = previous.lstrip()[-TYPED_LINE_CHARS:]
+        cut_at = enter_at - len(typed)
+        before = text[:cut_at] + text[line_end:]  # that line's end and the hole's line not there yet
+        uri = f"file:///bench/editor/ahead{index}.py"
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": before}})
+        time.sleep(READ_S)
+        version = 1
+        line, character = _position(text, cut_at)
+        for key in [*typed, "\n" + text[line_start : case.cursor]]:
+            version += 1
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": line, "character": character},
+                           "end": {"line": line, "character": character}}, "text": key}]})
+            character += len(key.encode("utf-16-le")) // 2
+            if not key.startswith("\n"):  # after Enter the editor's own wait follows
+                time.sleep(rng.uniform(*KEY_INTERVAL_S))
+        time.sleep(EDITOR_DEBOUNCE_S)
+        shown, rtt, info = asker.ask(uri, *_position(text, case.cursor))
+        arms[arm]["ms"].append(rtt)
+        arms[arm]["answered"].append(float(bool(shown)))
+        arms[arm]["keys"].append(float(len(typed) + 1))
+        if info is not None and "promptTokens" in info:
+            arms[arm]["prefilled"].append(float(info["promptTokens"] - info.get("reusedTokens", 0)))
+        client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": {"workAhead": True}}})
+    result: dict[str, Any] = {"read_s": READ_S, "editor_debounce_s": EDITOR_DEBOUNCE_S}
+    for arm, values in arms.items():
+        result[arm] = {**_summary(values["ms"]),
+                       "prefilled_tokens_p50": round(percentile(values["prefilled"], 0.5), 1) if values["prefilled"] else None,
+                       "keys_typed_p50": round(percentile(values["keys"], 0.5), 1) if values["keys"] else 0,
+                       "answered_share": round(sum(values["answered"]) / len(values["answered"]), 3)
+                       if values["answered"] else 0.0}
+    off = result["off"]["p50_ms"]
+    result["p50_ratio_on_off"] = round(result["on"]["p50_ms"] / off, 3) if off else None
+    return result
 
 
 def _targets(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -213,6 +284,18 @@ def render(editor: dict[str, Any]) -> list[str]:
              f"{editor['constraint']})", "",
              "| measure | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows]
+    ahead = editor.get("work_ahead")
+    if ahead:
+        lines += ["", f"First ask at a new line with gdg.workAhead on and off (same server, arms alternating over "
+                      f"holes; the line before typed from {ahead['read_s']} s after opening, then Enter, the ask "
+                      f"{ahead['editor_debounce_s']} s after Enter):", "",
+                  "| gdg.workAhead | asks | keys (p50) | p50 / p95 | prompt tokens not in the cache (p50) | answered |",
+                  "|---|---|---|---|---|---|"]
+        for arm in ("on", "off"):
+            a = ahead[arm]
+            lines.append(f"| {arm} | {a['n']} | {a['keys_typed_p50']} | {a['p50_ms']:.0f} / {a['p95_ms']:.0f} ms | "
+                         f"{a['prefilled_tokens_p50']} | {a['answered_share']:.0%} |")
+        lines.append(f"\np50 on / off: {ahead['p50_ratio_on_off']}")
     lines += ["", "| target | value | limit | met | × limit |", "|---|---|---|---|---|"]
     for name, t in editor["targets"].items():
         lines.append(f"| {name} | {t['value']} | {t['limit']} | {'yes' if t['met'] else 'no'} | {t['times_the_limit']} |")

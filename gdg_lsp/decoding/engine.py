@@ -180,9 +180,11 @@ class Decoder:
         self._draft_rows: list[torch.Tensor] = []
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
 
-    def prefill_ahead(self, ids: Sequence[int], cancel: threading.Event | None = None) -> Future:
+    def prefill_ahead(self, ids: Sequence[int], cancel: threading.Event | None = None,
+                      deadline: float | None = None) -> Future:
         """Start running ``ids`` through the model on another thread; pass the
-        future as ``DecodeSpec.prefilled``.
+        future as ``DecodeSpec.prefilled``. It stops between chunks when ``cancel`` is
+        set or ``deadline`` (``time.monotonic``) has passed (``PrefillCancelled``).
 
         Grammar compilation (C++ or Rust) and the model's prefill (torch) both
         release the GIL, so the caller compiles the statement's grammar while the
@@ -196,7 +198,7 @@ class Decoder:
 
         def run() -> None:
             try:
-                future.set_result(prefill(self.backend, ids, cancel))
+                future.set_result(prefill(self.backend, ids, until(cancel, deadline)))
             except BaseException as err:  # re-raised in the decoding thread by result()
                 future.set_exception(err)
 
@@ -240,9 +242,12 @@ class Decoder:
             if spec.prefilled is not None:  # only the wait is counted: the rest overlapped the compile
                 logits = spec.prefilled.result()
             else:  # a long prompt stops between chunks when a newer request supersedes this one
-                logits = prefill(self.backend, spec.prompt_ids, spec.cancel)
+                logits = prefill(self.backend, spec.prompt_ids, until(spec.cancel, spec.deadline))
         except PrefillCancelled:
-            return DecodeResult(text="", region_text=spec.replay, stop_reason=STOP_CANCELLED,
+            # superseded, or the budget ran out before the prompt was in: nothing decoded, the
+            # chunks that ran stay in the cache for the next request
+            cancelled = spec.cancel is not None and spec.cancel.is_set()
+            return DecodeResult(text="", region_text=spec.replay, stop_reason=STOP_CANCELLED if cancelled else STOP_TIMEOUT,
                                 prefill_seconds=time.perf_counter() - prefill_began,
                                 total_seconds=time.perf_counter() - began, free_bits=None)
         prefill_seconds = time.perf_counter() - prefill_began
@@ -440,6 +445,23 @@ class Decoder:
                     matcher.rollback(1)
             return token, len(candidates)
         return None, 0
+
+
+class _Until:
+    """A stop flag for a prefill: set when the request is cancelled or its deadline has passed
+    (a prompt of thousands of tokens must not run past the budget the editor waits for)."""
+
+    def __init__(self, cancel: threading.Event | None, deadline: float) -> None:
+        self._cancel = cancel
+        self._deadline = deadline
+
+    def is_set(self) -> bool:
+        return (self._cancel is not None and self._cancel.is_set()) or time.monotonic() > self._deadline
+
+
+def until(cancel: threading.Event | None, deadline: float | None) -> Any:
+    """What a prefill checks between chunks: ``cancel``, and ``deadline`` when there is one."""
+    return cancel if deadline is None else _Until(cancel, deadline)
 
 
 def settle(future: Future | None) -> None:

@@ -61,9 +61,10 @@ class GdgLanguageServer(LanguageServer):
     def end_session(self) -> None:
         """The client is gone: stop its decodes and analyses, free its model."""
         session = self.session
-        for timer in session.diagnostic_timers.values():
-            timer.cancel()
-        session.diagnostic_timers.clear()
+        for timers in (session.diagnostic_timers, session.work_ahead_timers):
+            for timer in timers.values():
+                timer.cancel()
+            timers.clear()
         session.worker.shutdown()
         session.scheduler.shutdown()
 

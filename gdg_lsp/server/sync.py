@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from gdg_lsp import languages
 from gdg_lsp.documents import StoreFull
-from gdg_lsp.server import diagnostics
+from gdg_lsp.server import diagnostics, work_ahead
 from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ def register(server) -> None:
             ls.session.refuse_document(item.uri, str(err))
             return
         diagnostics.schedule(ls, item.uri)
+        work_ahead.opened(ls, item.uri, item.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @handles("didChange")
@@ -47,10 +48,12 @@ def register(server) -> None:
                 changes.append((None, change.text))
             else:
                 changes.append(((rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text))
-        doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
+        edits = doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
         if ls.session.workspace.recent is not None:  # the lines around the last change, for other files' prompts
             ls.session.workspace.recent.note(doc, changes[-1][0][0] if changes and changes[-1][0] else 0)
         diagnostics.schedule(ls, uri)
+        if edits:  # the cursor is where the last change ended
+            work_ahead.schedule(ls, uri, edits[-1].new_end, min(edit.start for edit in edits))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @handles("didClose")
@@ -61,5 +64,6 @@ def register(server) -> None:
         ls.session.reuse.forget(uri)
         if ls.session.workspace.recent is not None:
             ls.session.workspace.recent.forget(uri)
+        work_ahead.forget(ls, uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)

@@ -74,7 +74,7 @@ class CancelEvent(threading.Event):
         super().set()
 
 
-@dataclass
+@dataclass(eq=False)  # each job is itself (kept in sets)
 class Job:
     key: str
     cancel: CancelEvent = field(default_factory=CancelEvent)
@@ -83,6 +83,8 @@ class Job:
     """Set when the job has ended (run, skipped or cancelled in the queue)."""
     started: threading.Event = field(default_factory=threading.Event)
     """Set when the job has the model (it is past the wait for a load and for its turn)."""
+    ahead: bool = False
+    """Work ahead of a request (``server/work_ahead.py``): any request cancels it."""
 
 
 @dataclass
@@ -97,12 +99,20 @@ class WorkerStats:
     """The most model steps any cancelled job ran after its cancellation (the decoder checks before each)."""
     cancel_latency: deque = field(default_factory=lambda: deque(maxlen=2000))
     """Seconds from cancellation to the job's end, for jobs cancelled while running."""
+    ahead_runs: int = 0
+    """Work-ahead jobs that ran (not counted in ``decodes``: they decode nothing)."""
+    ahead_skipped: int = 0
+    """Work-ahead jobs cancelled (by an edit or a request) before they started."""
+    ahead_cancelled: int = 0
+    """Work-ahead jobs cancelled while running (they stop at the next prefill chunk)."""
 
     def payload(self, running: int, max_running: int) -> dict[str, Any]:
         latency = summary_ms(self.cancel_latency)
         return {"running": running, "maxRunning": max_running, "decodes": self.decodes, "skipped": self.skipped,
                 "cancelledRunning": self.cancelled_running, "maxTokensAfterCancel": self.max_tokens_after_cancel,
-                "cancelLatencyMs": {"p50": latency["p50"], "p95": latency["p95"], "max": latency["max"]}}
+                "cancelLatencyMs": {"p50": latency["p50"], "p95": latency["p95"], "max": latency["max"]},
+                "workAhead": {"runs": self.ahead_runs, "skipped": self.ahead_skipped,
+                              "cancelled": self.ahead_cancelled}}
 
 
 class ModelNotReady(GdgError):
@@ -208,6 +218,8 @@ class DecodeWorker:
         self._on_progress = on_progress
         self._on_warning = on_warning or (lambda message: log.warning("%s", message))
         self._latest: dict[str, Job] = {}
+        self._ahead: dict[str, Job] = {}  # each document's latest work ahead not yet ended
+        self._ahead_all: set[Job] = set()  # every work ahead not yet ended (a running one may have a successor)
         self._lock = threading.Lock()
         self._loaded_for: tuple[str, str, int, str] | None = None
         self.resolve_model: ModelResolver = local_model
@@ -288,42 +300,91 @@ class DecodeWorker:
         # batched: model forwards (a cancelled request's own steps are fewer)
         return self.service.model_steps() if self.service is not None else 0
 
-    def submit(self, key: str, fn: Callable[[Any, threading.Event], T]) -> Job:
-        """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one."""
-        job = Job(key, CancelEvent(self._model_steps))
+    def submit(self, key: str, fn: Callable[[Any, threading.Event], T], ahead: bool = False) -> Job:
+        """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one.
+
+        ``ahead``: work ahead of a request (``server/work_ahead.py``). It supersedes only the
+        document's previous work ahead, and only if that one has not started (a running one, or
+        a request running for the document, finishes first). Every request cancels every work
+        ahead, of its own document and of the others: a request never waits for more than the
+        prefill chunk or grammar compile one is in."""
+        job = Job(key, CancelEvent(self._model_steps), ahead=ahead)
         with self._lock:
             previous = self._latest.get(key)
-            if previous is not None:
+            # a running work ahead goes on (the next edit's text shares the prefix it primes,
+            # ``work_ahead.schedule`` cancels it when it does not); a waiting one is superseded
+            if previous is not None and (not ahead or (previous.ahead and not previous.started.is_set())):
                 previous.cancel.set()
+            if not ahead:
+                for other in self._ahead_all:
+                    other.cancel.set()
+            else:
+                self._ahead[key] = job
+                self._ahead_all.add(job)
             self._latest[key] = job
 
         def run() -> T | None:
             if previous is not None:
                 previous.done.wait()  # one decode per document at a time, in order
-            if job.cancel.is_set():
-                with self._lock:
-                    self.stats.skipped += 1
-                return None  # superseded before it started
             service = self.service
+            if job.cancel.is_set() or (ahead and service is None):
+                with self._lock:
+                    if ahead:  # cancelled, or nothing to get ready yet (the request waits for the load)
+                        self.stats.ahead_skipped += 1
+                        self._forget(job)
+                    else:
+                        self.stats.skipped += 1
+                return None  # superseded before it started
             if service is None:
                 raise ModelNotReady(self.state.message or "the model is not loaded")
             job.started.set()
             with self._lock:
-                self.running += 1
-                self.max_running = max(self.max_running, self.running)
-                self.stats.decodes += 1
+                if ahead:
+                    self.stats.ahead_runs += 1
+                else:
+                    self.running += 1
+                    self.max_running = max(self.max_running, self.running)
+                    self.stats.decodes += 1
             try:
                 return fn(service, job.cancel)
             finally:
                 with self._lock:
-                    self.running -= 1
-                    self._account_cancel(job)
-                    if self._latest.get(key) is job:
-                        del self._latest[key]
+                    if ahead:
+                        self.stats.ahead_cancelled += job.cancel.is_set()
+                    else:
+                        self.running -= 1
+                        self._account_cancel(job)
+                    self._forget(job)
 
         job.future = self._pool.submit(run)
         job.future.add_done_callback(lambda _: job.done.set())
+        if ahead:  # also when it never ran (dropped from a full queue, the worker shut down)
+            job.future.add_done_callback(lambda _: self._forget_locked(job))
         return job
+
+    def _forget_locked(self, job: Job) -> None:
+        with self._lock:
+            self._forget(job)
+
+    def _forget(self, job: Job) -> None:
+        """``job`` has ended: it is no longer its document's latest (under ``_lock``)."""
+        self._ahead_all.discard(job)
+        if self._ahead.get(job.key) is job:
+            del self._ahead[job.key]
+        if self._latest.get(job.key) is job:
+            del self._latest[job.key]
+
+    def working_ahead(self) -> bool:
+        """Whether any work ahead is waiting or running."""
+        with self._lock:
+            return bool(self._ahead_all)
+
+    def cancel_ahead(self, key: str) -> None:
+        """The document changed: its work ahead is for a text it no longer has."""
+        with self._lock:
+            for job in self._ahead_all:
+                if job.key == key:
+                    job.cancel.set()
 
     def supersede(self, key: str) -> None:
         """The request for ``key`` was answered without the model: its older decode is stale."""

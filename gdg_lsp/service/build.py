@@ -42,6 +42,10 @@ class Service(Protocol):
                  measure_free_bits: bool = False) -> Any:
         """The suggestion at ``offset`` (``service.local.Suggestion``)."""
 
+    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None) -> Any:
+        """Work ahead of a request at ``offset``: hole, Γ, grammar and KV cache made ready,
+        nothing decoded (``service.local.Prepared``, or None)."""
+
     def model_steps(self) -> int:
         """Model forwards so far (how far a cancelled request ran past its cancellation)."""
 

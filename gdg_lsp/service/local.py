@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +103,20 @@ class Suggestion:
         }
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What working ahead of a request did (``CompletionService.prepare``)."""
+
+    prompt_tokens: int = 0
+    prefilled_tokens: int = 0
+    """Prompt tokens run through the model now (the rest were in the cache already)."""
+    rung: str | None = None
+    """The rung whose grammar is compiled for the first statement, or None."""
+    reason: str | None = None
+    """Why nothing was prepared (no hole there, cancelled)."""
+    seconds: float = 0.0
+
+
 class CompletionService:
     def __init__(self, backend: ModelBackend, workspace: WorkspaceContext | None = None, decoder: Any = None) -> None:
         """``decoder``: what runs each region (default: the local masked loop over
@@ -180,15 +196,48 @@ class CompletionService:
         """``measure_free_bits``: count the allowed tokens at every step (a whole
         mask per token: benchmarks and explain); otherwise the model's choice is
         checked first and the mask built only when the grammar refuses it."""
+        with self._model_for(snapshot.uri) as (backend, decoder):
+            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, backend, decoder)
+
+    @contextmanager
+    def _model_for(self, uri: str) -> Iterator[tuple[Any, Any]]:
+        """(backend, decoder) for one request of document ``uri``, held until the block ends."""
         if self._pool is not None:
             # the document's own slot if it is free: its next request reuses its KV prefix
-            with self._pool.lease(snapshot.uri) as slot:
+            with self._pool.lease(uri) as slot:
                 decoder = self._slot_decoders.get(slot.index)
                 if decoder is None:
                     decoder = self._slot_decoders[slot.index] = Decoder(slot)
-                return self._complete(snapshot, offset, settings, cancel, measure_free_bits, slot, decoder)
+                yield slot, decoder
+            return
         with self._lock:  # one decode at a time: the backend's KV cache is shared
-            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, self.backend, self.decoder)
+            yield self.backend, self.decoder
+
+    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
+                cancel: threading.Event | None = None) -> Prepared:
+        """Work ahead of a request at ``offset``: the hole, Γ and the prompt ``complete`` would
+        build there, the prompt through the model into the KV cache ``complete`` will use (the
+        document's slot) and the first statement's grammar compiled, nothing decoded. A
+        ``complete`` at the same place then prefills one token and compiles nothing. Stops
+        between prefill chunks once ``cancel`` is set (the chunks that ran stay in the cache)."""
+        began = time.perf_counter()
+        analyzer = self.analyzer_for(snapshot)
+        hole = analyzer.hole_at(snapshot, offset, self.workspace)
+        if isinstance(hole, NoHole):
+            return Prepared(reason=hole.reason, seconds=time.perf_counter() - began)
+        if cancel is not None and cancel.is_set():
+            return Prepared(reason="cancelled", seconds=time.perf_counter() - began)
+        prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
+        with self._model_for(snapshot.uri) as (backend, decoder):  # the slot the request will use
+            return self._prepare(hole, prompt, analyzer, settings, cancel, backend, decoder, began)
+
+    def _prepare(self, hole: Hole, prompt: Any, analyzer: Analyzer, settings: Settings,
+                 cancel: threading.Event | None, backend: Any, decoder: Any, began: float) -> Prepared:
+        before = stats_of(backend).prefill_tokens
+        executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
+        rung = executor.prepare(hole, prompt, settings.constraint, cancel)
+        return Prepared(prompt_tokens=len(prompt.ids), prefilled_tokens=stats_of(backend).prefill_tokens - before,
+                        rung=rung, seconds=time.perf_counter() - began)
 
     @staticmethod
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,

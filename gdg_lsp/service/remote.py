@@ -28,7 +28,7 @@ from gdg_lsp.decoding.remote import RemoteDecoder
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.errors import GdgError
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.service.local import CompletionService, Suggestion
+from gdg_lsp.service.local import CompletionService, Prepared, Suggestion
 from gdg_lsp.service.status import Status
 from gdg_lsp.settings import Settings
 
@@ -180,6 +180,13 @@ class RemoteCompletionService:
                 except remote.RemoteUnavailableError as err:
                     self._mark_down(str(err))
             return self._fallback(snapshot, offset, settings, cancel, measure_free_bits)
+
+    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
+                cancel: threading.Event | None = None) -> Prepared | None:
+        """Work ahead with whichever service answers now (the engine's: the grammar only, its
+        prompt runs there; the local fallback's: the grammar and the KV cache). Never connects."""
+        service = self._remote if self._remote is not None else self._local
+        return service.prepare(snapshot, offset, settings, cancel) if service is not None else None
 
     def _fallback(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
                   measure_free_bits: bool) -> Suggestion:

@@ -200,3 +200,8 @@ def test_editor_replay_over_stdio(report):
     assert all(t["met"] == (t["value"] is not None and t["value"] <= t["limit"]) for t in e["targets"].values())
     assert e["server_exit_code"] == 0
     assert "### editor: typing replayed over stdio" in perf.render(report)
+    ahead = e["work_ahead"]  # gdg.workAhead on and off, one new line each in the quick form
+    for arm in ("on", "off"):
+        assert ahead[arm]["n"] == 1 and ahead[arm]["p50_ms"] > 0 and ahead[arm]["prefilled_tokens_p50"] >= 0
+    assert ahead["p50_ratio_on_off"] == pytest.approx(ahead["on"]["p50_ms"] / ahead["off"]["p50_ms"], rel=0.01)
+    assert "gdg.workAhead on and off" in perf.render(report)

@@ -276,3 +276,15 @@ def test_settings_from_the_editor():
     settings, problems = from_json({"remote": {"kind": "openai", "url": "http://x"}})
     assert settings.remote.kind == "vllm" and settings.remote.url == "http://x"
     assert len(problems) == 1 and "gdg.remote.kind" in problems[0]
+
+
+def test_work_ahead_with_a_remote_engine_compiles_the_grammar_and_sends_nothing(engine):
+    """Working ahead (gdg.workAhead) with the remote engine: the grammar is compiled locally, the
+    prompt stays here (the engine prefills it itself when the request comes)."""
+    settings = settings_for(engine)
+    service = service_for(settings)
+    sent = len(engine.requests)
+    doc = Document("file:///s.py", "python", 1, CODE, parse)
+    prepared = service.prepare(doc.snapshot(), len(CODE), settings)
+    assert prepared is not None and prepared.rung is not None and prepared.prefilled_tokens == 0
+    assert len(engine.requests) == sent

@@ -25,6 +25,8 @@ export const SERVER_KEYS = [
   "batchSize",
   "diagnostics",
   "inline",
+  "workAhead",
+  "workAheadDebounceMs",
   "sql.connections",
   "sql.sources",
   "sql.prompt",

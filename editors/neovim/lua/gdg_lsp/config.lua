@@ -24,7 +24,7 @@ M.defaults = {
   root_markers = { "pyproject.toml", "setup.cfg", ".git" },
   -- The server's `gdg` settings (camelCase, as in VS Code): model, device,
   -- constraint, maxTokens, timeoutMs, maxLines, contextTokens, diagnostics,
-  -- inline, sql = { connections = {...} }, p4 = { includePaths = {...} },
+  -- inline, workAhead, workAheadDebounceMs, sql = { connections = {...} }, p4 = { includePaths = {...} },
   -- tilelang = { version = "..." }, shell = { tools = {...} },
   -- jq = { inputs = { { filter = "*.jq", input = "data.json" } } }. Unset keys keep the server's defaults.
   settings = {},
