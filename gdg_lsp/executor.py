@@ -67,6 +67,9 @@ class StopReason(str, Enum):
     """A finished statement names something bound nowhere (comprehensions, checked after the fact)."""
     NESTING_LIMIT = "nesting-limit"
     """The suggestion opened more nested blocks than Γ's frames allow."""
+    CONTINUES = "continues-below"
+    """The line ended inside brackets, where the fragment lets a line break (a line that
+    continues a statement opened above): the statement goes on below, the suggestion ends."""
     REJECTED = "rejected-by-local-check"
     """A remote engine sent text the local grammar rejects: the statement is dropped."""
     REFUSED = "refused-by-engine"
@@ -202,6 +205,7 @@ class Executor:
         temperature: float = 0.0,
         seed: int | None = None,
         measure_free_bits: bool = False,
+        avoid_start: str = "",
     ) -> Execution:
         # The first statement's prompt goes through the model while π compiles its
         # grammar (a new Γ costs a compile as long as a prefill); the decoders that
@@ -217,7 +221,8 @@ class Executor:
             stop = StopReason.MAX_LINES
             for index in range(max_lines):
                 spec = _StatementSpec(index, index + 1 == max_lines, constraint, deadline, cancel, temperature,
-                                      seed, measure_free_bits, prefilled if index == 0 else None)
+                                      seed, measure_free_bits, prefilled if index == 0 else None,
+                                      avoid_start if index == 0 else "")
                 try:
                     self._statement(hole, prompt, state, spec)
                 except _Stop as ended:
@@ -271,10 +276,16 @@ class Executor:
         if refused:
             trace.dropped = refused
             raise _Stop(StopReason.UNBOUND_NAME)
+        if result.line_continues and (missing := self.analyzer.unbound_in_continued(
+                statement, len(hole.typed) if first else 0, hole, state.gamma)):
+            trace.dropped = f"names not bound anywhere: {', '.join(sorted(set(missing)))}"
+            raise _Stop(StopReason.UNBOUND_NAME)
         trace.text = line
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))
         state.lines.append(line)
+        if result.line_continues:
+            raise _Stop(StopReason.CONTINUES)
         if not result.natural or result.stop_reason != STOP_NEWLINE:
             raise _Stop(StopReason(result.stop_reason))
         if spec.last:
@@ -291,7 +302,7 @@ class Executor:
             stop_at_newline=True, region_may_start_blank=prompt is None, max_tokens=state.tokens_left,
             deadline=spec.deadline, cancel=spec.cancel, prefilled=spec.prefilled,
             temperature=spec.temperature, seed=None if spec.seed is None else spec.seed + spec.index,
-            measure_free_bits=spec.measure_free_bits,
+            measure_free_bits=spec.measure_free_bits, avoid_start=spec.avoid_start,
         ))
         state.tokens_left -= result.steps
         return result
@@ -415,3 +426,5 @@ class _StatementSpec:
     seed: int | None
     measure_free_bits: bool
     prefilled: Any
+    avoid_start: str = ""
+    """What the statement's generated text may not start with (``DecodeSpec.avoid_start``)."""

@@ -72,9 +72,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="keep only holes whose original code matches REGEX (e.g. '\\b\\w+\\.\\w' for attribute references)")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
-    parser.add_argument("--holes", default="line", choices=("line", "midline"),
+    parser.add_argument("--holes", default="line", choices=("line", "midline", "continuation"),
                         help="line: a statement's line emptied; midline: a call's arguments removed, the cursor "
-                             "between ( and ) (languages whose plug-in cuts them: python)")
+                             "between ( and ) (languages whose plug-in cuts them: python); continuation: a line "
+                             "inside a statement's brackets, or a P4 table's key element, emptied (python, "
+                             "tilelang, p4)")
     parser.add_argument("--prompt", default="", metavar="VARIANTS",
                         help="prompt variants side by side, comma-separated: prefix-only (gdg.suffix and "
                              "gdg.definitions off), suffix (FIM models see the text after the cursor, suggestions "
@@ -271,10 +273,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     labels = [arm if len(variants) == 1 else f"{arm}/{variant}" for arm in arms for variant in variants]
     cases: list[HoleCase]
     cut = plugin.cut_holes
-    if getattr(args, "holes", "line") == "midline":
-        cut = getattr(plugin, "cut_midline_holes", None)
+    kind = getattr(args, "holes", "line")
+    if kind != "line":
+        cut = getattr(plugin, f"cut_{kind}_holes", None)
         if cut is None:
-            raise SystemExit(f"--holes midline: the {args.lang} plug-in cuts no mid-line holes")
+            raise SystemExit(f"--holes {kind}: the {args.lang} plug-in cuts no {kind} holes")
     if getattr(args, "filter", ""):  # a kind of hole (attribute references...): cut more, keep those that match
         pattern = re.compile(args.filter)
         cases = [c for c in cut(args.corpus, args.n * 20, args.seed) if pattern.search(c.expected)][: args.n]

@@ -84,6 +84,10 @@ class DecodeSpec:
     """0: greedy (the default: the same request gives the same suggestion). Above 0:
     sampled among the allowed tokens (tests walk a grammar at random this way)."""
     seed: int | None = None
+    avoid_start: str = ""
+    """Text the generated part may not start with (blanks before it aside): the first token
+    that would begin with it is masked, so the model's next choice is taken instead (a
+    suggestion at ``f(|)`` that would only close the call)."""
     measure_free_bits: bool = True
     """Build the whole mask at every step to count the allowed tokens (benchmarks,
     explain). False: the model's choice is checked first (see the module doc)
@@ -110,6 +114,9 @@ class DecodeResult:
     total_seconds: float = 0.0
     trailing_layout: str = ""
     """Blanks the last token carried after the newline (the next line's indentation)."""
+    line_continues: bool = False
+    """The region ended at a newline the grammar allowed inside an unfinished fragment (a
+    line break inside brackets, where the fragment offers one): what follows continues it."""
     complete_text: str | None = None
     """For a region cut short (budget, timeout, cancel): ``text`` up to the last point
     where the grammar would have accepted the end of the region, so that what is
@@ -160,6 +167,7 @@ class Decoder:
         self._special_np = blocked
         self._special = torch.from_numpy(blocked)
         self._special_or_blank = self._special | torch.from_numpy(self.vocab.blank_start)
+        self._avoid_masks: dict[bytes, torch.Tensor] = {}
         self.model_first_hits = 0
         """Steps where the grammar accepted the model's own choice (no mask built)."""
         self.masks_built = 0
@@ -225,6 +233,8 @@ class Decoder:
         logprob = 0.0
         mask_seconds = 0.0
         stop = STOP_MAX_TOKENS
+        continues = False
+        avoid_bytes = spec.avoid_start.encode("utf-8")
         model_before = stats_of(self.backend).model_seconds
 
         prefill_began = time.perf_counter()
@@ -252,10 +262,12 @@ class Decoder:
                 break
             mask_began = time.perf_counter()
             no_blank = not spec.region_may_start_blank and not region
+            avoid = avoid_bytes if avoid_bytes and not bytes(produced[heal_bytes:]).strip(b" \t") else b""
             if pending:
-                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank)
+                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank, avoid)
             else:
-                token, allowed_count = self._masked_step(logits, matcher, no_blank, not spec.measure_free_bits)
+                token, allowed_count = self._masked_step(logits, matcher, no_blank, not spec.measure_free_bits,
+                                                         self._avoid_mask(avoid) if avoid else None)
             mask_seconds += time.perf_counter() - mask_began
             if token is None:
                 stop = STOP_DEAD_END
@@ -284,6 +296,7 @@ class Decoder:
             pending = pending[len(piece) :] if len(piece) < len(pending) else b""
             if spec.stop_at_newline and not pending and b"\n" in region_piece:
                 stop = STOP_NEWLINE
+                continues = matcher is not None and not matcher.is_complete()
                 break
             if matcher is not None and matcher.is_terminated():
                 stop = STOP_GRAMMAR
@@ -312,6 +325,7 @@ class Decoder:
             mask_seconds=mask_seconds,
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
+            line_continues=continues,
             complete_text=complete_text,
             token_ends=token_ends if complete_text is not None else [],
         )
@@ -354,11 +368,26 @@ class Decoder:
         probs = torch.softmax(scores / self._temperature, dim=-1)
         return int(torch.multinomial(probs, 1, generator=self._generator))
 
+    def _avoid_mask(self, avoid: bytes) -> torch.Tensor:
+        """Tokens whose bytes, blanks before them aside, start with ``avoid`` (or are a start of
+        it: ``)`` split over tokens), kept per text."""
+        mask = self._avoid_masks.get(avoid)
+        if mask is None:
+            flags = np.zeros(self._size, dtype=bool)
+            for token, piece in enumerate(self.vocab.token_bytes[: self._size]):
+                body = piece.lstrip(b" \t")
+                flags[token] = bool(body) and (body.startswith(avoid) or avoid.startswith(body))
+            mask = self._avoid_masks[avoid] = torch.from_numpy(flags)
+        return mask
+
     def _masked_step(self, logits: torch.Tensor, matcher: Matcher | None, no_blank: bool = False,
-                     model_first: bool = False) -> tuple[int | None, int | None]:
+                     model_first: bool = False, avoid: torch.Tensor | None = None) -> tuple[int | None, int | None]:
         """(token, how many tokens were allowed); the count is None when the model's
-        choice was checked alone (``model_first``) and the grammar accepted it."""
+        choice was checked alone (``model_first``) and the grammar accepted it. ``avoid``:
+        tokens masked besides the grammar's (``DecodeSpec.avoid_start``)."""
         blocked = self._special_or_blank if no_blank else self._special
+        if avoid is not None:
+            blocked = blocked | avoid
         if model_first and matcher is not None:
             guess = self._pick(logits.masked_fill(blocked, -math.inf))
             if matcher.allows(guess):  # the loop accepts the token it is given
@@ -372,6 +401,8 @@ class Decoder:
         allowed &= ~self._special_np  # an engine may allow a special token's text inside a string
         if no_blank:
             allowed &= ~self.vocab.blank_start
+        if avoid is not None:
+            allowed &= ~avoid.numpy()
         count = int(allowed.sum())
         if count == 0:
             return None, 0
@@ -380,9 +411,10 @@ class Decoder:
 
     def _heal_step(
         self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Matcher | None,
-        no_blank: bool = False,
+        no_blank: bool = False, avoid: bytes = b"",
     ) -> tuple[int | None, int]:
-        """The best token consistent with the healed text (and with the grammar past it).
+        """The best token consistent with the healed text (and with the grammar past it);
+        with ``avoid``, not one whose bytes past the healed text start with it.
 
         Candidates are tried best-first and the first admissible one wins, so a
         healed blank (thousands of tokens start with one) costs a few grammar
@@ -402,6 +434,9 @@ class Decoder:
             piece = self.vocab.token_bytes[token]
             region_piece = piece[max(0, outside - len(produced)) :] if len(produced) + len(piece) > outside else b""
             if no_blank and region_piece[:1] in (b" ", b"\t"):
+                continue
+            if avoid and (beyond := piece[len(pending):].lstrip(b" \t")) and (
+                    beyond.startswith(avoid) or avoid.startswith(beyond)):
                 continue
             if matcher is not None and len(piece) > len(pending):
                 if region_piece:

@@ -209,6 +209,7 @@ class RemoteDecoder:
             mask_seconds=grammar_seconds + check_seconds,
             total_seconds=time.perf_counter() - began,
             trailing_layout=layout,
+            line_continues=stop == STOP_NEWLINE and check.matcher is not None and not check.matcher.is_complete(),
             complete_text=complete_text,
         )
 

@@ -114,6 +114,9 @@ class WorkspaceContext:
 
     roots: list[Path] = field(default_factory=list)
     settings: Any = None
+    recent: Any = None
+    """Snippets of recently edited open documents for the prompt (``service/recent.py``), kept
+    by the server; None outside a server session."""
 
 
 _TRAILING_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -180,6 +183,20 @@ class Analyzer(abc.ABC):
         text (a Python comprehension), which a left-to-right mask cannot enforce;
         the executor drops a statement for which this is not empty.
         """
+        return []
+
+    def statement_check(self, snapshot: Snapshot, hole: Hole, end: int, inserted: str,
+                        workspace: WorkspaceContext) -> bool | None:
+        """A language's cheap check of a candidate beyond parsing, for ranking alternatives:
+        the document with ``[hole.cursor, end)`` replaced by ``inserted`` passes it (True),
+        fails it (False), or it says nothing (None, the default)."""
+        return None
+
+    def unbound_in_continued(self, statement: str, line_start: int, hole: Hole, gamma: Gamma) -> list[str]:
+        """Names the line ``statement[line_start:]`` reads that neither Γ nor the statement binds,
+        for a line that ended where the fragment let it break before the statement ended (its
+        binders may still come below, so the mask left some positions open). The executor
+        drops the line when this is not empty."""
         return []
 
     def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:

@@ -28,6 +28,7 @@ from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
+from gdg_lsp.service.recent import RecentEdits
 from gdg_lsp.service.suggestion_reuse import SuggestionReuse
 from gdg_lsp.settings import Settings, from_json
 
@@ -49,7 +50,7 @@ class Session:
         self.server = server
         self.documents = DocumentStore(_parser_for)
         self.settings = Settings()
-        self.workspace = WorkspaceContext(settings=self.settings)
+        self.workspace = WorkspaceContext(settings=self.settings, recent=RecentEdits())
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None

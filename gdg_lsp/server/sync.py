@@ -49,6 +49,8 @@ def register(server) -> None:
             else:
                 changes.append(((rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text))
         edits = doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
+        if ls.session.workspace.recent is not None:  # the lines around the last change, for other files' prompts
+            ls.session.workspace.recent.note(doc, changes[-1][0][0] if changes and changes[-1][0] else 0)
         diagnostics.schedule(ls, uri)
         if edits:  # the cursor is where the last change ended
             work_ahead.schedule(ls, uri, edits[-1].new_end, min(edit.start for edit in edits))
@@ -60,6 +62,8 @@ def register(server) -> None:
         ls.session.documents.close(uri)
         ls.session.scheduler.forget(uri)
         ls.session.reuse.forget(uri)
+        if ls.session.workspace.recent is not None:
+            ls.session.workspace.recent.forget(uri)
         work_ahead.forget(ls, uri)
         languages.forget(uri)
         diagnostics.clear(ls, uri)

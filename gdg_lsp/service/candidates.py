@@ -2,10 +2,11 @@
 
 The first candidate is the greedy decode (what one candidate gives); the others
 are sampled from the model under the same grammar and Γ, so each is ghost-free
-by the same construction. Distinct texts only. They are ranked by a cheap check
+by the same construction. Distinct texts only. They are ranked by cheap checks
 first (the edited line still parses for the language's own parser: tree-sitter
-finds no error or missing node on it) and then by the model's mean
-log-probability per token.
+finds no error or missing node on it; then the language's own check of the
+statement, ``Analyzer.statement_check``: for SQL, the statement prepares on the
+file's SQLite source) and then by the model's mean log-probability per token.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Candidate:
     execution: Execution
     parses: bool | None = None
     """The line parses with the candidate in place (None: the language has no tree-sitter parser)."""
+    checked: bool | None = None
+    """The language's check of the statement with the candidate in place (SQL: it prepares on
+    the SQLite source); None where the language has none or it could not judge."""
 
     @property
     def mean_logprob(self) -> float | None:
@@ -38,7 +42,8 @@ class Candidate:
 
     def summary(self) -> dict[str, Any]:
         lp = self.mean_logprob
-        return {"text": self.text, "meanLogprob": None if lp is None else round(lp, 3), "parses": self.parses}
+        return {"text": self.text, "meanLogprob": None if lp is None else round(lp, 3), "parses": self.parses,
+                "checked": self.checked}
 
 
 def line_parses(parser: Callable[[bytes, Any], Any] | None, document: str, start: int, end: int,
@@ -80,9 +85,12 @@ def _error_within(node: Any, lo: int, hi: int) -> bool:
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:
-    """Parsing first (unknown in between), then the higher mean log-probability; stable."""
-    def key(c: Candidate) -> tuple[int, float]:
+    """Parsing first, then the language's check (unknown in between, each), then the higher
+    mean log-probability; stable."""
+    order = {True: 0, None: 1, False: 2}
+
+    def key(c: Candidate) -> tuple[int, int, float]:
         lp = c.mean_logprob
-        return ({True: 0, None: 1, False: 2}[c.parses], -(lp if lp is not None else float("-inf")))
+        return (order[c.parses], order[c.checked], -(lp if lp is not None else float("-inf")))
 
     return sorted(candidates, key=key)

@@ -241,23 +241,34 @@ class CompletionService:
 
     @staticmethod
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
-                      settings: Settings, deadline: float, cancel: threading.Event | None) -> list[Candidate]:
+                      settings: Settings, deadline: float, cancel: threading.Event | None,
+                      workspace: WorkspaceContext | None = None) -> list[Candidate]:
         """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
         ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix.
         When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the
-        model closing the call at once), sampled ones are drawn even for one candidate: a
-        suggestion is possible there, and silence is not one."""
+        model closing the call at once), the model's next choice is decoded greedily with that
+        first closer masked, then sampled ones are drawn, even for one candidate: a suggestion
+        is possible there, and silence is not one."""
         wanted = settings.candidates
         parser = analyzer.parser() if wanted > 1 else None
         found: list[Candidate] = []
         seen: set[tuple[str, int]] = set()
         only_suffix = False
-        for attempt in range(1 + max(wanted - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE):
+        closer = suffix.rest_of_line(snapshot.text, hole.cursor).lstrip()[:1]
+        next_best_tried = False
+        for attempt in range(2 + max(wanted - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE):
             if attempt and (len(found) >= wanted or time.monotonic() > deadline or (cancel and cancel.is_set())):
                 break
             if attempt and wanted == 1 and not only_suffix:
                 break  # one candidate: a second decode only when the first just wrote the suffix back
-            execution = first if attempt == 0 else run(candidates.SAMPLING_TEMPERATURE, attempt)
+            if attempt == 0:
+                execution = first
+            elif only_suffix and closer and not next_best_tried:
+                # the greedy answer only closed what the suffix closes: its next-best start instead
+                next_best_tried = True
+                execution = run(avoid_start=closer)
+            else:
+                execution = run(candidates.SAMPLING_TEMPERATURE, attempt)
             fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
                 else suffix.Fit(execution.text, hole.replace_end)
             if not fitted.text.strip() or (fitted.text, fitted.end) in seen:
@@ -266,7 +277,9 @@ class CompletionService:
             seen.add((fitted.text, fitted.end))
             parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \
                 if wanted > 1 else None
-            found.append(Candidate(fitted.text, fitted.end, execution, parses))
+            checked = analyzer.statement_check(snapshot, hole, fitted.end, fitted.text, workspace) \
+                if wanted > 1 and workspace is not None else None
+            found.append(Candidate(fitted.text, fitted.end, execution, parses, checked))
         return candidates.rank(found) if wanted > 1 else found
 
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
@@ -284,12 +297,14 @@ class CompletionService:
         reused_before = stats_of(backend).reused_tokens
         executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
 
-        def run(temperature: float = 0.0, seed: int | None = None) -> Execution:
+        def run(temperature: float = 0.0, seed: int | None = None, avoid_start: str = "") -> Execution:
             return executor.run(hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines, deadline,
-                                cancel, temperature=temperature, seed=seed, measure_free_bits=measure_free_bits)
+                                cancel, temperature=temperature, seed=seed, measure_free_bits=measure_free_bits,
+                                avoid_start=avoid_start)
 
         execution = run()
-        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel)
+        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel,
+                                   self.workspace)
         done = time.perf_counter()
         reused = stats_of(backend).reused_tokens - reused_before
         best = found[0] if found else None

@@ -2,7 +2,8 @@
 
 The prefix is a window of the document before the cursor (whole lines, its start
 quantised so that successive requests share their first tokens and the KV
-cache), after the language's context (SQL DDL, P4 includes...). For a model
+cache), after the language's context (SQL DDL, P4 includes...) and, under
+``gdg.definitions``, snippets of other documents edited recently (``recent.py``). For a model
 with fill-in-the-middle tokens (``prompt_shapes``) the text after the cursor
 is sent too, within its share of ``gdg.contextTokens``; everything else sees
 the prefix alone. The prefix's last tokens are healed either way.
@@ -18,6 +19,7 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Prompt
 from gdg_lsp.languages.base import Analyzer, Hole, WorkspaceContext
 from gdg_lsp.prompt_shapes import Template
+from gdg_lsp.service import recent
 from gdg_lsp.settings import Settings
 from gdg_lsp.vocab import Vocabulary
 
@@ -83,6 +85,9 @@ def build(vocab: Vocabulary, template: Template | None, snapshot: Snapshot, hole
     suffix_ids = suffix_window(vocab, text, hole.cursor, int(settings.context_tokens * SUFFIX_SHARE)) if fim else []
     budget = settings.context_tokens - len(suffix_ids) - (3 if fim else 0)
     context = analyzer.prompt_context(snapshot, hole, workspace)
+    if settings.definitions and workspace.recent is not None:  # other documents just edited, first
+        context = workspace.recent.context(snapshot.uri, snapshot.language_id,
+                                           int(settings.context_tokens * CHARS_PER_TOKEN * recent.SHARE)) + context
     line_start = text.rfind("\n", 0, hole.cursor) + 1
     region_line = text.rfind("\n", 0, hole.region_start) + 1
     start = window_start(text, hole.cursor, region_line, max(budget * CHARS_PER_TOKEN - len(context), 256))

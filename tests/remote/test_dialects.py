@@ -29,9 +29,16 @@ HOSTILE = ["alpha_beta", 'q"uote', "back\\slash", "p|i(pe)", "é_ü", "x"]
 LANGUAGES = ["python", "sql", "p4", "tilelang"]
 
 
+STRUCTURAL = {"line_break": ebnf.Lit("\n")}
+"""Slots whose answer is a fixed piece of syntax, never a name (the Python/TileLang analyzer
+lists "\n" or nothing for ``line_break``): they get that answer, as in use. Filled with names,
+the lexemes that end with them (``COMMA``, ``BINOP``...) would swallow a name in Lark's
+greedy lexer, a grammar no request can build."""
+
+
 def _instantiated(fragment: fragments.Fragment) -> dict[str, ebnf.Expr]:
     names = ebnf.Alt(tuple(ebnf.Lit(n) for n in HOSTILE))
-    rules = {k: ebnf.map_slots(v, lambda _slot: names) for k, v in fragment.rules.items()}
+    rules = {k: ebnf.map_slots(v, lambda slot: STRUCTURAL.get(slot, names)) for k, v in fragment.rules.items()}
     return {k: v for k, v in rules.items() if v is not None}
 
 

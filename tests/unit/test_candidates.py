@@ -89,9 +89,10 @@ async def test_the_inline_completion_lists_every_candidate():
         assert len({i["insertText"] for i in items}) == len(items)
 
 
-def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried_sampled():
+def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried():
     """At ``len(|)`` a small model often closes the call at once: fitted, that is nothing.
-    One sampled decode more is drawn then (and only then), even for one candidate."""
+    The model's next-best start is decoded then (greedy, the closer masked as the first
+    token), and sampled decodes after it if that too gives nothing, even for one candidate."""
     import time
 
     from gdg_lsp.executor import Execution, StopReason
@@ -99,10 +100,11 @@ def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried_sampled():
     from gdg_lsp.languages.python.analyzer import PythonAnalyzer
 
     calls = []
+    answers = {}
 
-    def run(temperature=0.0, seed=None):
-        calls.append((temperature, seed))
-        return Execution("ab)", [], StopReason.MAX_LINES)
+    def run(temperature=0.0, seed=None, avoid_start=""):
+        calls.append((temperature, seed, avoid_start))
+        return Execution(answers.get(avoid_start or "sampled", "ab)"), [], StopReason.MAX_LINES)
 
     code = "def f(ab):\n    y = len()\n"
     doc = Document("file:///r.py", "python", 1, code, parse)
@@ -115,7 +117,10 @@ def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried_sampled():
                                                hole, analyzer, settings, time.monotonic() + 30, None)
 
     found = alternatives(")", Settings())
-    assert [(c.text, c.end) for c in found] == [("ab", hole.cursor)] and calls == [(cands.SAMPLING_TEMPERATURE, 1)]
+    assert [(c.text, c.end) for c in found] == [("ab", hole.cursor)] and calls == [(0.0, None, ")")]
+    answers[")"] = ")"  # the next-best start closes the call too: sampled decodes follow
+    assert [c.text for c in alternatives(")", Settings())] == ["ab"]
+    assert calls == [(0.0, None, ")"), (cands.SAMPLING_TEMPERATURE, 2)[:2] + ("",)]
     assert [c.text for c in alternatives("ab)", Settings())] == ["ab"] and calls == []  # a useful answer: one decode
     assert [c.text for c in alternatives("", Settings())] == [] and calls == []  # nothing at all: no retry
     assert [c.text for c in alternatives(")", Settings(suffix=False))] == [")"] and calls == []

@@ -128,3 +128,23 @@ def test_healing_backs_off_indentation_and_partial_words(smol_vocab):
         assert smol_vocab.decode(split.ids) + split.heal_text == text
     floor_split = healing.split("f(a,\n    b", smol_vocab.encode("f(a,\n    b"), smol_vocab, floor=5)
     assert floor_split.heal_start >= 5
+
+
+@pytest.mark.parametrize("heal", ["", " "])
+def test_avoid_start_masks_the_first_token_only(random_backend, tiny_cache, heal):
+    """``avoid_start`` (the service's next-best retry at ``f(|)``): whatever the weights, the
+    generated text does not start with it (blanks aside), healed or not, and it may still
+    come later in the same line."""
+    decoder = Decoder(random_backend)
+    grammar = tiny_cache.get('root ::= " "? (")" | "ab" ")" | "x" "," " "? ")") "\\n"')
+    prompt = random_backend.vocab.encode("f(").ids
+    starts, later = set(), 0
+    for seed in range(30):
+        free = decoder.decode(DecodeSpec(prompt, heal=heal, grammar=grammar, max_tokens=10, temperature=1.0, seed=seed))
+        starts.add(free.text.lstrip()[:1])
+        result = decoder.decode(DecodeSpec(prompt, heal=heal, grammar=grammar, max_tokens=10, temperature=1.0,
+                                           seed=seed, avoid_start=")"))
+        assert result.text.lstrip()[:1] in ("a", "x"), result.text
+        later += ")" in result.text
+    assert ")" in starts  # without it, the closer does come first sometimes: the mask did something
+    assert later  # only the first token is masked

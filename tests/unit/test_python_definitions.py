@@ -83,7 +83,7 @@ def test_the_prompt_starts_with_them_and_stays_the_same_while_typing(tmp_path, s
     doc, workspace = _workspace(tmp_path)
     analyzer = PythonAnalyzer()
     texts = []
-    for typed in ("", "z", "z = "):
+    for typed in ("", "z", "z = ", "z = LIMIT"):  # LIMIT, imported, is used nowhere else: its stub stays out
         text = MAIN + typed
         d = Document(doc.uri, "python", 1, text, parse)
         hole = analyzer.hole_at(d.snapshot(), len(text), workspace)
@@ -137,3 +137,10 @@ def test_a_relative_import_that_leaves_the_workspace_is_not_read(tmp_path):
     # inside the workspace the same import is read (the test above is not vacuous)
     inside = WorkspaceContext(roots=[outside], settings=Settings())
     assert "hunter2" in analyzer.prompt_context(doc.snapshot(), analyzer.hole_at(doc.snapshot(), len(text), inside), inside)
+
+
+def test_names_near_leave_the_hole_lines_out():
+    text = "import os\na = 1\nb = 2\nc = (x +\n     y\nd = 3\n"
+    region = text.index("c = ")
+    cursor = text.index("     y") + 6
+    assert definitions.names_near(text, region, cursor) == {"a", "b", "d"}

@@ -122,12 +122,14 @@ def _p4_folder(corpus: Path) -> Path:
     return corpus / "p4" if (corpus / "p4").is_dir() else corpus
 
 
-def _statement_lines(text: str) -> list[tuple[int, int, str, str]]:
-    """(line start, cursor, indentation, statement) of one-line statements in bodies."""
+def _statement_lines(text: str, kinds: frozenset[str] | None = None) -> list[tuple[int, int, str, str]]:
+    """(line start, cursor, indentation, statement) of one-line statements in blocks of ``kinds``
+    (default: bodies)."""
     # (choosing where to cut uses the server's block reader; judging a suggestion does not)
     from gdg_lsp.languages.p4.blocks import STATEMENT_BLOCKS, BlockScanner
     from gdg_lsp.languages.p4.preprocess import preprocess
 
+    kinds = STATEMENT_BLOCKS if kinds is None else kinds
     code = preprocess(text).code
     scanner = BlockScanner(code)
     out = []
@@ -138,14 +140,14 @@ def _statement_lines(text: str) -> list[tuple[int, int, str, str]]:
             blocks = scanner.context(pos + len(m.group(1)))
             inner = blocks.innermost
             stmt = m.group(2)
-            if (inner is not None and inner.kind in STATEMENT_BLOCKS and stmt.count("(") == stmt.count(")")
+            if (inner is not None and inner.kind in kinds and stmt.count("(") == stmt.count(")")
                     and any(w not in KEYWORDS for w in identifiers(stmt))):
                 out.append((pos, pos + len(m.group(1)), m.group(1), stmt))
         pos += len(line)
     return out
 
 
-def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+def cut_holes(corpus: Path, n: int, seed: int, kinds: frozenset[str] | None = None) -> list[HoleCase]:
     folder = _p4_folder(Path(corpus))
     files = sorted(p for p in folder.rglob("*.p4") if "include" not in p.relative_to(folder).parts)
     include = folder / "include"
@@ -154,7 +156,7 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         cases = []
-        for line_start, cursor, indent, stmt in _statement_lines(text):
+        for line_start, cursor, indent, stmt in _statement_lines(text, kinds):
             line_no = text.count("\n", 0, line_start) + 1
             line_end = text.find("\n", cursor)
             line_end = len(text) if line_end < 0 else line_end
@@ -174,6 +176,12 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
             if cases and len(chosen) < n:
                 chosen.append(cases.pop())
     return chosen
+
+
+def cut_continuation_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Holes inside a list of a table: a key element's line (``hdr.ipv4.dstAddr : lpm;``)
+    emptied, the cursor where it started, the other elements and the closing brace kept."""
+    return cut_holes(corpus, n, seed, frozenset({"key"}))
 
 
 def settings_for(case: HoleCase, settings: Settings) -> Settings:

@@ -38,6 +38,7 @@ from gdg_lsp.languages.base import (
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import classes as python_classes
 from gdg_lsp.languages.python import coverage as python_coverage
+from gdg_lsp.languages.python import continued as python_continued
 from gdg_lsp.languages.python import definitions as python_definitions
 from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
 from gdg_lsp.languages.python import members as python_members
@@ -109,6 +110,45 @@ def lex_state(text: str, start: int, end: int) -> LexState:
     tail = text[start:end].rstrip(" \t")
     backslash = quote is None and (tail.endswith("\\\n") or tail.endswith("\\\r\n") or tail.endswith("\\"))
     return LexState(depth, quote, backslash, False)
+
+
+def _without_line_comments(text: str) -> str:
+    """``text`` with each comment that a line break ends removed (strings are left whole)."""
+    if "#" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    quote: str | None = None
+    while i < len(text):
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                out.append(quote)
+                i += len(quote)
+                quote = None
+                continue
+            if ch == "\n" and len(quote) == 1:
+                quote = None  # an unterminated one-line string ends at the line end
+        elif ch == "#":
+            nl = text.find("\n", i)
+            if nl < 0:
+                out.append(text[i:])  # no line break ends it: left as it is
+                break
+            i = nl  # the comment goes; the line break stays
+            continue
+        elif ch in "\"'":
+            triple = text[i : i + 3]
+            quote = triple if triple in ('"""', "'''") else ch
+            out.append(quote)
+            i += len(quote)
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _line_bounds(text: str, offset: int) -> tuple[int, int]:
@@ -563,6 +603,13 @@ class PythonAnalyzer(Analyzer):
         gamma = self._gamma(analysis, hole_pos, snapshot.uri)
         gamma, report = self._with_members(analysis, hole_pos, snapshot.uri, gamma, workspace)
         context = self._keyword_context(text, line_start, indent, analysis, hole_pos)
+        # A line inside brackets opened on a line above may end wherever Python lets a line
+        # break there (after a comma, an opening bracket, an operator): the statement goes on
+        # below, as the lines after the hole usually show. Elsewhere the line ends the statement.
+        inside_brackets = logical < line_start and lex_state(text, logical, line_start).depth > 0
+        context["line_break"] = ["\n"] if inside_brackets else []
+        if inside_brackets:  # what binds names the line may read before their binder (continued.py)
+            context["statement_rest"] = self._statement_rest(text, logical, line_end)
         context["kwargs"] = list(report.keywords) if report is not None else []
         context["receivers"] = list(report.described) if report is not None else []
         path = tuple(
@@ -594,6 +641,33 @@ class PythonAnalyzer(Analyzer):
         return None
 
     MAX_LOOKBACK = 20_000
+    MAX_REST_LINES = 40
+    """Lines below the cursor's line read for the rest of a statement continued over lines."""
+
+    @staticmethod
+    def _statement_rest(text: str, logical_start: int, line_end: int) -> str:
+        """The lines after ``line_end`` (the cursor's line end) that belong to the statement
+        starting at ``logical_start``, through the line where its brackets close; "" when they
+        do not close within ``MAX_REST_LINES`` lines."""
+        pos = line_end + 1
+        for _ in range(PythonAnalyzer.MAX_REST_LINES):
+            if pos > len(text):
+                break
+            nxt = text.find("\n", pos)
+            end = len(text) if nxt < 0 else nxt
+            state = lex_state(text, logical_start, end)
+            if state.depth == 0 and not state.backslash and state.in_string is None:
+                return text[line_end + 1 : end]
+            if nxt < 0:
+                break
+            pos = nxt + 1
+        return ""
+
+    def unbound_in_continued(self, statement: str, line_start: int, hole: Hole, gamma: Gamma) -> list[str]:
+        """Names the line ``statement[line_start:]`` reads that neither Γ nor the statement as the
+        document goes on below it binds (the line ended inside brackets: continued.py)."""
+        whole = statement + "\n" + str(hole.context.get("statement_rest", ""))
+        return python_continued.unbound_on_line(statement[line_start:], whole, gamma)
 
     @staticmethod
     def _logical_line_start(snapshot: Snapshot, line_start: int) -> int | NoHole:
@@ -704,8 +778,9 @@ class PythonAnalyzer(Analyzer):
         return ()
 
     def replay_text(self, raw: str) -> str:
-        # Inside brackets (or after a backslash) a line break is only a blank.
-        return re.sub(r"\\?(?:\r\n|\r|\n)[ \t]*", " ", raw)
+        # Inside brackets (or after a backslash) a line break is only a blank; a comment at the
+        # end of a line above is nothing (the one-line grammar has no place for it mid-statement).
+        return re.sub(r"\\?(?:\r\n|\r|\n)[ \t]*", " ", _without_line_comments(raw))
 
     # -- hover -----------------------------------------------------------------
 
@@ -912,7 +987,7 @@ class PythonAnalyzer(Analyzer):
                     for b in hole.gamma.bindings("Import", has=("module", "imported"))]
         if not imported:
             return ""
-        used = python_definitions.names_near(snapshot.text, hole.cursor)
+        used = python_definitions.names_near(snapshot.text, hole.region_start, hole.cursor)
         tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
         return python_definitions.context(imported, used, uri_to_path(snapshot.uri), workspace.roots,
                                           int(tokens * 3 * DEFINITIONS_SHARE))

@@ -142,6 +142,78 @@ def cut_midline_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     return cases
 
 
+def continuation_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the continuation lines of multi-line simple statements: a line
+    after the statement's first, inside its open brackets, holding code (not a docstring's
+    text, not a comment, not only closers)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    lines = text.split("\n")
+    out = []
+    for stmt in ast.walk(tree):
+        if not isinstance(stmt, ast.stmt) or hasattr(stmt, "body") or stmt.end_lineno == stmt.lineno:
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        strings = [(n.lineno, n.end_lineno) for n in ast.walk(stmt)
+                   if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno > n.lineno]
+        for number in range(stmt.lineno + 1, stmt.end_lineno + 1):
+            line = lines[number - 1]
+            code = line.strip()
+            if not code or code.startswith("#") or not line.isascii() or not code.strip(")]},"):
+                continue
+            if any(first < number <= last for first, last in strings):
+                continue  # inside a multi-line string: text, not code
+            out.append((number, line))
+    return sorted(set(out))
+
+
+def cut_line_holes(path: Path, chosen: list[tuple[int, str]], language: str, rng: random.Random, n: int,
+                   suffix: str = "", meta: dict | None = None) -> list[HoleCase]:
+    """Up to ``n`` holes from ``chosen`` lines of ``path``: each line emptied to its indentation,
+    the cursor after it (``suffix`` names the hole kind in the case id)."""
+    text_lines = path.read_text(encoding="utf-8").split("\n")
+    pool = list(chosen)
+    cases = []
+    while pool and len(cases) < n:
+        lineno, line = pool.pop(rng.randrange(len(pool)))
+        indent = line[: len(line) - len(line.lstrip())]
+        cut = text_lines[: lineno - 1] + [indent] + text_lines[lineno:]
+        cursor = sum(len(l) + 1 for l in text_lines[: lineno - 1]) + len(indent)
+        cases.append(HoleCase(
+            case_id=f"{path.name}:{lineno}{suffix}", language=language, uri=path.resolve().as_uri(),
+            text="\n".join(cut), cursor=cursor, expected=line.strip(),
+            meta={"file": str(path), "line": lineno, "indent": indent, "continuation": bool(suffix), **(meta or {})},
+        ))
+    return cases
+
+
+def cut_continuation_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Continuation-line holes: one line inside the brackets of a statement written over
+    several lines is emptied, the cursor after its indentation (the lines around it kept)."""
+    return continuation_holes(corpus_files(corpus), LANGUAGE, n, seed)
+
+
+def continuation_holes(files: list[Path], language: str, n: int, seed: int, meta: dict | None = None
+                       ) -> list[HoleCase]:
+    """At most one continuation hole per file, files in a shuffled order (no module dominates)."""
+    rng = random.Random(seed)
+    order = list(files)
+    rng.shuffle(order)
+    cases: list[HoleCase] = []
+    for path in order:
+        if len(cases) >= n:
+            break
+        try:
+            lines = continuation_lines(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        cases += cut_line_holes(path, lines, language, rng, 1, ":cont", meta)
+    return cases
+
+
 def pyflakes_undefined(source: str) -> list[tuple[int, str]]:
     """(line, name) of every undefined name pyflakes reports in ``source``."""
     from pyflakes import api, reporter

@@ -34,21 +34,38 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CHUNKS: BoundedCache[tuple[str, int, str], str] = BoundedCache("python definitions", 512)
 
 
-def names_near(text: str, cursor: int) -> set[str]:
-    """The identifiers on the lines around the cursor."""
-    start = cursor
-    for _ in range(NEAR_LINES):
-        start = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
-        if start == 0:
-            break
-    end = cursor
-    for _ in range(NEAR_LINES // 3):
-        found = text.find("\n", end + 1)
+def line_start_back(text: str, pos: int, count: int) -> int:
+    """Where the line ``count`` line starts back from ``pos`` begins (the first line of the
+    text when there are fewer)."""
+    for _ in range(count):
+        if pos <= 0:
+            return 0
+        pos = text.rfind("\n", 0, pos - 1) + 1
+    return pos
+
+
+def line_end_forward(text: str, pos: int, count: int) -> int:
+    """Where the line ``count`` line breaks after ``pos`` ends (the text's end when there
+    are fewer)."""
+    for _ in range(count):
+        found = text.find("\n", pos + 1)
         if found < 0:
-            end = len(text)
-            break
-        end = found
-    lines = text[start:end].split("\n")
+            return len(text)
+        pos = found
+    return pos
+
+
+def names_near(text: str, region_start: int, cursor: int) -> set[str]:
+    """The identifiers on the ``NEAR_LINES`` lines above the hole's first line and the
+    ``NEAR_LINES // 3`` lines below the cursor's line, import lines aside. The hole's own
+    lines are left out: what the user types there does not change the context, so the
+    prompt's start stays the same for every keystroke of the line (KV cache reused)."""
+    first = text.rfind("\n", 0, region_start) + 1
+    start = line_start_back(text, first, NEAR_LINES)
+    after = text.find("\n", cursor)
+    after = len(text) if after < 0 else after
+    end = line_end_forward(text, after, NEAR_LINES // 3)
+    lines = text[start:first].split("\n") + text[after:end].split("\n")
     return {name for line in lines if not line.lstrip().startswith(("import ", "from "))  # the imports themselves
             for name in _IDENT.findall(line)}
 

@@ -415,6 +415,25 @@ class SqlAnalyzer(Analyzer):
                 found = block
         return found
 
+    def statement_check(self, snapshot: Snapshot, hole: Hole, end: int, inserted: str,
+                        workspace: WorkspaceContext) -> bool | None:
+        """Whether the statement around the hole, with ``[hole.cursor, end)`` replaced by
+        ``inserted``, prepares on the file's SQLite data source (``sqlite.prepares``: read-only,
+        never executed). None when the source is not one SQLite file alone (DDL files or a
+        server over it, or tables the document itself creates above the statement: the
+        database would not have them) or the statement cannot be judged."""
+        resolution = self.resolution(snapshot, workspace)
+        source = resolution.source
+        if len(source.sqlite) != 1 or source.ddl or source.postgres:
+            return None
+        edited = snapshot.text[: hole.cursor] + inserted + snapshot.text[end:]
+        doc = self._document(edited)
+        s_start, s_end, _ = self._statement_at(doc, hole.cursor)
+        earlier = [s for s in doc.statements if s[1] <= s_start]
+        if earlier and read_ddl(edited, snapshot.uri, earlier):
+            return None
+        return sql_sqlite.prepares(source.sqlite[0], edited[s_start:s_end])
+
     def _hole(self, snapshot: Snapshot, region_start: int, offset: int, replace_end: int, typed: str, indent: str,
               sort: str, gamma: Gamma, context: dict[str, Any]) -> Hole:
         return Hole(

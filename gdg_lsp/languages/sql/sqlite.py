@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.sql.ddl import read_ddl, resolve
 from gdg_lsp.languages.sql.lexer import ident_key, spell
 from gdg_lsp.languages.sql.schema import Column, ForeignKey, Schema, Table
@@ -45,6 +46,20 @@ def _open(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=1.0)
     connection.execute("PRAGMA query_only = ON")
     return connection
+
+
+def _open_until(path: Path, seconds: float) -> tuple[sqlite3.Connection, float] | None:
+    """A read-only connection that interrupts whatever runs past ``seconds`` from now, and
+    that deadline; None when the file cannot be opened."""
+    import time
+
+    try:
+        connection = _open(path)
+    except sqlite3.Error:
+        return None
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    return connection, deadline
 
 
 def looks_like_sqlite(path: Path) -> bool:
@@ -116,12 +131,10 @@ def sample_rows(path: Path, tables: list[str], rows: int = SAMPLE_ROWS) -> dict[
     import time
 
     found: dict[str, list[tuple]] = {}
-    try:
-        connection = _open(path)
-    except sqlite3.Error:
+    opened = _open_until(path, SAMPLE_SECONDS)
+    if opened is None:
         return found
-    deadline = time.monotonic() + SAMPLE_SECONDS
-    connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    connection, deadline = opened
     try:
         for name in tables:
             if time.monotonic() > deadline:
@@ -142,3 +155,40 @@ def _short(value: object) -> object:
     if isinstance(value, str) and len(value) > SAMPLE_VALUE_CHARS:
         return value[: SAMPLE_VALUE_CHARS - 1] + "…"
     return value
+
+
+PREPARE_SECONDS = 0.05
+"""A statement whose preparation takes longer than this is not judged (None)."""
+
+_PREPARED: BoundedCache[tuple[str, tuple[int, int, int, int], str], bool | None] = \
+    BoundedCache("sql prepare checks", 1024)
+
+
+def prepares(path: Path, statement: str) -> bool | None:
+    """Whether ``statement`` (one statement) compiles against the database at ``path``: SQLite
+    prepares ``EXPLAIN <statement>``, which builds the statement's program and lists it
+    without running it, over a read-only, immutable connection with ``query_only`` on, so
+    nothing is written or executed whatever the text says. False: SQLite refused it (a
+    syntax error, no such table or column, a misuse of an aggregate...). None: it could not
+    be judged (not one statement, the file unreadable, too slow). Cached by the file's stamp."""
+    text = statement.strip().rstrip(";").strip()
+    if not text or ";" in text and not sqlite3.complete_statement(text + ";"):
+        return None
+    key = (str(path), stamp(path), text)
+    if key in _PREPARED:
+        return _PREPARED.get(key)
+    opened = _open_until(path, PREPARE_SECONDS)
+    if opened is None:
+        return None
+    connection = opened[0]
+    verdict: bool | None
+    try:
+        connection.execute("EXPLAIN " + text)
+        verdict = True
+    except sqlite3.OperationalError as err:
+        verdict = None if "interrupted" in str(err) else False
+    except (sqlite3.Error, ValueError, OverflowError):  # several statements, a NUL in the text...
+        verdict = None
+    finally:
+        connection.close()
+    return _PREPARED.put(key, verdict)

@@ -35,11 +35,13 @@ from gdg_lsp.languages.base import (
     WorkspaceContext,
 )
 from gdg_lsp.languages.python.analyzer import (
+    DEFINITIONS_SHARE,
     HEADER_WORD,
     PythonAnalyzer,
     _Analysis,
     parse,
 )
+from gdg_lsp.languages.tilelang import context as tile_prompt_context
 from gdg_lsp.languages.tilelang import kernels
 from gdg_lsp.languages.tilelang.api import Surface, resolve
 
@@ -200,6 +202,19 @@ class TileLangAnalyzer(PythonAnalyzer):
         return context
 
     # -- the executor's questions ------------------------------------------------------
+
+    def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
+        """Python's (definitions of imported names from other files), then the declaration
+        lines of the kernel's buffers used around the hole that the prompt window may not
+        reach (``context.py``), each within its share of the budget (``gdg.definitions``)."""
+        imported = super().prompt_context(snapshot, hole, workspace)
+        if not getattr(workspace.settings, "definitions", True):
+            return imported
+        tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
+        buffers = tile_prompt_context.buffer_declarations(
+            snapshot.text, snapshot.uri, snapshot.version, hole.gamma, hole.region_start, hole.cursor,
+            int(tokens * 3 * DEFINITIONS_SHARE))
+        return imported + buffers
 
     def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
         base = super().statement_effects(statement, hole, gamma)

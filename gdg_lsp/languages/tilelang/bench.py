@@ -118,6 +118,14 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     return picked
 
 
+def cut_continuation_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Continuation-line holes (a line inside the brackets of a statement written over several
+    lines, emptied), cut as for Python from the kernels' files."""
+    from gdg_lsp.languages.python.bench import continuation_holes
+
+    return continuation_holes(corpus_files(corpus), LANGUAGE, n, seed, {"corpus": str(corpus)})
+
+
 def corpus_files_root(corpus: Path) -> Path:
     return corpus / "tilelang" if (corpus / "tilelang").is_dir() else corpus
 
