@@ -147,7 +147,7 @@ def continuation_lines(text: str) -> list[tuple[int, str]]:
     after the statement's first, inside its open brackets, holding code (not a docstring's
     text, not a comment, not only closers)."""
     try:
-        tree = ast.parse(text)
+        tree = python_ast.parse(text)
     except (SyntaxError, ValueError):
         return []
     lines = text.split("\n")
