@@ -21,20 +21,24 @@ EDIT_LINE = 4 + 40  # the `return limit` line: the user opens a line above it
 OPTIONS = {"batchSize": 1, "maxTokens": 6, "maxLines": 1, "workAheadDebounceMs": 30, "timeoutMs": 60_000}
 
 
-def _server(tiny_vocab, chunk_seconds: float = 0.0, forwards: list | None = None):
+def _server(tiny_vocab, chunk_seconds: float = 0.0, forwards: list | None = None, hold: threading.Event | None = None):
     """A server over a random-weight lean model; ``chunk_seconds`` slows every forward (a prefill
-    chunk or a step) and ``forwards`` records (start time, tokens) of each."""
+    chunk or a step), ``forwards`` records (start time, tokens) of each, and every forward waits
+    while ``hold`` is clear (a prefill kept running for as long as a test needs, whatever the
+    machine's speed)."""
     weights = _weights(tiny_vocab, max_positions=2048)
 
     def resolve(settings, progress):
         def load(device):
             backend = FastLlamaBackend(weights, tiny_vocab, "lean-tiny")
-            if chunk_seconds or forwards is not None:
+            if chunk_seconds or forwards is not None or hold is not None:
                 inner = backend.model.forward
 
                 def forward(ids, *args, **kwargs):
                     if forwards is not None:
                         forwards.append((time.perf_counter(), len(ids)))
+                    if hold is not None:
+                        assert hold.wait(60), "the test never let the forward go on"
                     time.sleep(chunk_seconds)
                     return inner(ids, *args, **kwargs)
 
@@ -235,7 +239,9 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
     """Keys on the line being worked for leave the prefix it primes unchanged: it goes on (restarting
     would redo the analysis at every key) and the new version's work follows; an edit above stops it."""
     forwards: list[tuple[float, int]] = []
-    server_obj = _server(tiny_vocab, chunk_seconds=0.1, forwards=forwards)
+    hold = threading.Event()
+    hold.set()
+    server_obj = _server(tiny_vocab, chunk_seconds=0.1, forwards=forwards, hold=hold)
     async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "contextTokens": 512}) as server:
         assert await server.wait_model() == "ready"
         session = server_obj.session
@@ -250,6 +256,12 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
                 await asyncio.sleep(0.005)
             return worker._ahead[URI]
 
+        async def until_cancelled(job) -> None:
+            deadline = time.monotonic() + 30
+            while not job.cancel.is_set():
+                assert time.monotonic() < deadline, "the running work ahead was not cancelled"
+                await asyncio.sleep(0.005)
+
         _open_line(server, 2)
         first = await running()
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
@@ -257,19 +269,27 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
              "text": "x"}]})
         await _quiet(session)
         assert not first.cancel.is_set() and worker.stats.ahead_runs == 2  # it finished, then version 3's ran
+        hold.clear()  # the next work ahead stays in its prefill until the edit above has come
         _open_line(server, 4)
         second = await running()
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 5}, "contentChanges": [
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
+        await until_cancelled(second)
+        hold.set()
         await _quiet(session)
-        assert second.cancel.is_set() and worker.stats.ahead_cancelled == 1
+        assert worker.stats.ahead_cancelled == 1
         # a request while one runs and the next version's waits behind it: both are cancelled
+        hold.clear()  # ... and this one until the request has come
         _open_line(server, 6)
         third = await running()
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 7}, "contentChanges": [
             {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
              "text": "y"}]})
         await server.settle(0.1)  # past the debounce: version 7's work waits behind the running one
-        assert worker._ahead[URI] is not third and not third.cancel.is_set()
-        await _ask(server, EDIT_LINE, 5)
-        assert third.cancel.is_set()
+        queued = worker._ahead[URI]
+        assert queued is not third and not third.cancel.is_set()
+        asked = asyncio.ensure_future(_ask(server, EDIT_LINE, 5))
+        await until_cancelled(third)
+        hold.set()
+        await asked
+        assert queued.cancel.is_set()
