@@ -69,8 +69,9 @@ class Session:
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
         self.work_ahead_timers: dict[str, asyncio.TimerHandle] = {}
         """Debounced work ahead of the next inline request, per document (server/work_ahead.py)."""
-        self.work_ahead_lines: dict[str, int] = {}
-        """Where the line starts that each document's latest work ahead is for (an edit before it cancels it)."""
+        self.work_ahead_line_starts: dict[str, int] = {}
+        """The offset where the line starts that each document's latest work ahead is for (an
+        edit before it cancels it)."""
         self.fragments = FragmentLibrary()
         """Users' fragment files (server/fragment_files.py)."""
 

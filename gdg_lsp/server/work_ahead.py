@@ -57,7 +57,7 @@ def schedule(ls, uri: str, offset: int, edit_start: int | None = None) -> None:
     session = ls.session
     if (handle := session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
-    working_at = session.work_ahead_lines.get(uri)
+    working_at = session.work_ahead_line_starts.get(uri)
     if edit_start is None or working_at is None or edit_start < working_at:
         session.worker.cancel_ahead(uri)  # the prefix it primes changed
     settings = session.settings
@@ -71,7 +71,7 @@ def forget(ls, uri: str) -> None:
     """The document was closed."""
     if (handle := ls.session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
-    ls.session.work_ahead_lines.pop(uri, None)
+    ls.session.work_ahead_line_starts.pop(uri, None)
     ls.session.worker.cancel_ahead(uri)
 
 
@@ -91,18 +91,17 @@ def start(ls, uri: str, offset: int) -> Future | None:
     def prepare(service, cancel):
         if session.documents.find(uri) is not doc or doc.version != snapshot.version:
             return None  # edited meanwhile: this text is gone
-        ready = getattr(service, "prepare", None)
-        return ready(snapshot, offset, settings, cancel) if ready is not None else None
+        return service.prepare(snapshot, offset, settings, cancel)
 
     job = session.worker.submit(uri, prepare, ahead=True)
     line_start = snapshot.text.rfind("\n", 0, offset) + 1
-    session.work_ahead_lines[uri] = line_start
+    session.work_ahead_line_starts[uri] = line_start
     job.future.add_done_callback(lambda done: session.call_soon(_ended, session, uri, line_start, done))
     return job.future
 
 
 def _ended(session, uri: str, line_start: int, future: Future) -> None:
-    if session.work_ahead_lines.get(uri) == line_start:
-        del session.work_ahead_lines[uri]
+    if session.work_ahead_line_starts.get(uri) == line_start:
+        del session.work_ahead_line_starts[uri]
     if not future.cancelled() and (err := future.exception()) is not None:
         log.warning("working ahead failed: %s", err)  # the request does the work itself

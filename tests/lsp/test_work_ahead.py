@@ -5,6 +5,7 @@ changes what is suggested; a request never waits for more than the chunk it is i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -75,16 +76,32 @@ async def _quiet(session, timeout: float = 60) -> None:
         await asyncio.sleep(0.02)
 
 
+@contextlib.asynccontextmanager
+async def _opened(tiny_vocab, options: dict | None = None, **slowed):
+    """A server (``_server(tiny_vocab, **slowed)``) with ``options`` over OPTIONS, its model ready and
+    TEXT open, the open's own work ahead over: (client, session, worker)."""
+    server_obj = _server(tiny_vocab, **slowed)
+    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, **(options or {})}) as server:
+        assert await server.wait_model() == "ready"
+        session = server_obj.session
+        server.open(URI, TEXT)
+        await _quiet(session)
+        yield server, session, session.worker
+
+
+async def _running(worker):
+    """The document's work ahead once it has started running."""
+    deadline = time.monotonic() + 30
+    while URI not in worker._ahead or not worker._ahead[URI].started.is_set():
+        assert time.monotonic() < deadline, "no work ahead started"
+        await asyncio.sleep(0.005)
+    return worker._ahead[URI]
+
+
 async def _edit_then_ask(tiny_vocab, work_ahead: bool) -> tuple[list[str], int, int, dict]:
     """Open, let the open's work settle, press Enter, wait past the debounce, ask: (the answer, prompt
     tokens the request prefilled, prompt tokens of its prompt, the worker's work-ahead counts)."""
-    server_obj = _server(tiny_vocab)
-    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "workAhead": work_ahead}) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        worker = session.worker
-        server.open(URI, TEXT)
-        await _quiet(session)
+    async with _opened(tiny_vocab, {"workAhead": work_ahead}) as (server, session, worker):
         _open_line(server, 2)
         await _quiet(session)
         backend = worker.service.backend
@@ -107,14 +124,7 @@ async def test_the_request_after_an_edit_finds_its_prompt_prefilled_and_suggests
 
 
 async def test_a_second_edit_cancels_the_pending_work_ahead(tiny_vocab):
-    server_obj = _server(tiny_vocab)
-    options = {**OPTIONS, "workAheadDebounceMs": 400}
-    async with InProcessServer(server=server_obj, initialization_options=options) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        worker = session.worker
-        server.open(URI, TEXT)
-        await _quiet(session)
+    async with _opened(tiny_vocab, {"workAheadDebounceMs": 400}) as (server, session, worker):
         prepared: list[int] = []
         service = worker.service
         real_prepare = service.prepare
@@ -135,13 +145,7 @@ async def test_a_second_edit_cancels_the_pending_work_ahead(tiny_vocab):
 
 async def test_an_edit_stops_work_ahead_in_flight_and_a_request_waits_at_most_one_chunk(tiny_vocab):
     forwards: list[tuple[float, int]] = []
-    server_obj = _server(tiny_vocab, chunk_seconds=0.15, forwards=forwards)
-    async with InProcessServer(server=server_obj, initialization_options=OPTIONS) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        worker = session.worker
-        server.open(URI, TEXT)
-        await _quiet(session)
+    async with _opened(tiny_vocab, chunk_seconds=0.15, forwards=forwards) as (server, session, worker):
         backend = worker.service.backend
         # a line added at the top and the user opening a line near the end: the whole prompt is new
         ran_before = len(forwards)
@@ -168,14 +172,8 @@ async def test_an_edit_stops_work_ahead_in_flight_and_a_request_waits_at_most_on
 
 
 async def test_a_batching_pool_is_primed_in_the_documents_own_slot(tiny_vocab):
-    server_obj = _server(tiny_vocab)
-    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "batchSize": 2}) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        worker = session.worker
+    async with _opened(tiny_vocab, {"batchSize": 2}) as (server, session, worker):
         assert isinstance(worker.service.backend, SlotPool)
-        server.open(URI, TEXT)
-        await _quiet(session)
         _open_line(server, 2)
         await _quiet(session)
         pool = worker.service.backend
@@ -223,12 +221,8 @@ async def test_no_work_ahead_while_the_user_types_the_suggestion_shown():
 
 
 async def test_an_opened_document_is_worked_ahead_at_its_end_only_when_it_fits_the_prompt(tiny_vocab):
-    server_obj = _server(tiny_vocab)
-    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "contextTokens": 512}) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        server.open(URI, TEXT)  # 1,260 characters: more than 2 x 512, the window at its end is not a request's
-        await _quiet(session)
+    # TEXT has 1,260 characters: more than 2 x 512, the window at its end is not a request's
+    async with _opened(tiny_vocab, {"contextTokens": 512}) as (server, session, _):
         assert session.worker.stats.ahead_runs == 0
         server.open("file:///short.py", "import os\n\n\ndef total(items):\n    \n")
         await _quiet(session)
@@ -241,20 +235,9 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
     forwards: list[tuple[float, int]] = []
     hold = threading.Event()
     hold.set()
-    server_obj = _server(tiny_vocab, chunk_seconds=0.1, forwards=forwards, hold=hold)
-    async with InProcessServer(server=server_obj, initialization_options={**OPTIONS, "contextTokens": 512}) as server:
-        assert await server.wait_model() == "ready"
-        session = server_obj.session
-        worker = session.worker
-        server.open(URI, TEXT)  # too long to be worked ahead at its end
-        await _quiet(session)
-
-        async def running() -> object:
-            deadline = time.monotonic() + 30
-            while URI not in worker._ahead or not worker._ahead[URI].started.is_set():
-                assert time.monotonic() < deadline, "no work ahead started"
-                await asyncio.sleep(0.005)
-            return worker._ahead[URI]
+    # TEXT is too long to be worked ahead at its end with 512 context tokens
+    async with _opened(tiny_vocab, {"contextTokens": 512}, chunk_seconds=0.1, forwards=forwards, hold=hold) as (
+            server, session, worker):
 
         async def until_cancelled(job) -> None:
             deadline = time.monotonic() + 30
@@ -263,7 +246,7 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
                 await asyncio.sleep(0.005)
 
         _open_line(server, 2)
-        first = await running()
+        first = await _running(worker)
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
             {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
              "text": "x"}]})
@@ -271,7 +254,7 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
         assert not first.cancel.is_set() and worker.stats.ahead_runs == 2  # it finished, then version 3's ran
         hold.clear()  # the next work ahead stays in its prefill until the edit above has come
         _open_line(server, 4)
-        second = await running()
+        second = await _running(worker)
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 5}, "contentChanges": [
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
         await until_cancelled(second)
@@ -281,7 +264,7 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
         # a request while one runs and the next version's waits behind it: both are cancelled
         hold.clear()  # ... and this one until the request has come
         _open_line(server, 6)
-        third = await running()
+        third = await _running(worker)
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 7}, "contentChanges": [
             {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
              "text": "y"}]})
