@@ -138,6 +138,26 @@ class ThreadParser:
         return parser.parse(source, old_tree) if old_tree is not None else parser.parse(source)
 
 
+@dataclass(frozen=True, slots=True)
+class Receiver:
+    """What a completion right after a dot lists: the members of a dotted name
+    (``kind="members"``: ``os.path`` in ``os.path.``, Γ's Member bindings with that
+    ``receiver``) or the fields under a data path (``kind="fields"``: jq's ``.items[]`` in
+    ``.items[].``, Γ's Field bindings with that ``parent``)."""
+
+    name: str
+    kind: str
+
+
+def dotted_name_before(text: str, dot: int) -> str | None:
+    """The dotted name ending just before ``text[dot] == "."`` (``os.path`` in ``os.path.``)."""
+    start = dot
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    name = text[start:dot]
+    return name if name and all(part.isidentifier() for part in name.split(".")) else None
+
+
 class Analyzer(abc.ABC):
     """One language. Subclasses live in ``gdg_lsp.languages.<name>``."""
 
@@ -168,6 +188,13 @@ class Analyzer(abc.ABC):
 
     def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
         return []
+
+    def receiver_before(self, text: str, dot: int) -> Receiver | None:
+        """What the completion after ``text[dot] == "."`` lists the members of, or None (then a
+        dot after a value that is not a plain name lists nothing, and a dot after nothing
+        name-like lists Γ's names). Read from the text: the dotted name before the dot."""
+        name = dotted_name_before(text, dot)
+        return Receiver(name, "members") if name is not None else None
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for the document ``uri`` between requests (it was closed)."""

@@ -38,25 +38,6 @@ MEMBER_KIND = {
 }
 
 
-def _receiver_before(text: str, dot: int) -> str | None:
-    """The dotted name ending just before ``text[dot] == "."`` (``os.path`` in ``os.path.``)."""
-    start = dot
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
-        start -= 1
-    receiver = text[start:dot]
-    return receiver if receiver and all(part.isidentifier() for part in receiver.split(".")) else None
-
-
-def _path_before(text: str, dot: int) -> str | None:
-    """The data path ending just before ``text[dot] == "."`` (jq's ``.items[]`` in
-    ``.items[].``): Γ's Field bindings name their ``parent`` path that way."""
-    start = dot
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in '_.[]"'):
-        start -= 1
-    path = text[start:dot]
-    return path if path.startswith(".") else None
-
-
 def describe(binding) -> str:
     attrs = ", ".join(f"{k}={v}" for k, v in binding.attrs.items() if k not in ("scope",) and v not in (None, ""))
     return f"{binding.sort}" + (f" ({attrs})" if attrs else "")
@@ -78,30 +59,32 @@ def register(server) -> None:
         while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             start -= 1
         prefix = text[start:offset]
-        receiver = parent = None
+        receiver = None
         if start > 0 and text[start - 1] == ".":
-            receiver = _receiver_before(text, start - 1)
-            parent = _path_before(text, start - 1) if receiver is None else None
-            if receiver is None and parent is None and start > 1 and (text[start - 2].isalnum() or text[start - 2] in "_)]"):
+            receiver = analyzer.receiver_before(text, start - 1)
+            if receiver is None and start > 1 and (text[start - 2].isalnum() or text[start - 2] in "_)]"):
                 return empty  # an attribute of a value that is not a plain (dotted) name
             # a dot after nothing name-like (jq's `.field`, `| .`): Γ's names, as anywhere
         try:
             gamma = analyzer.gamma_at(doc, offset, session.workspace)
         finally:
             problems.report(ls, doc.language_id)
-        children = gamma.bindings("Field", parent=parent) if parent is not None else []
-        if parent is not None and (children or text[start - 2] in ")]"):  # after `.items[].`: the fields below it
-            items = [types.CompletionItem(label=str(b.attrs["key"]), kind=types.CompletionItemKind.Field,
-                                          detail=describe(b), sort_text="0" + str(b.attrs["key"]))
-                     for b in children if b.attrs.get("ident") and str(b.attrs["key"]).lower().startswith(prefix.lower())]
-            return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
-        if receiver is not None:  # after `json.`: the receiver's members, when Γ knows them
+        if receiver is not None and receiver.kind == "fields":
+            children = gamma.bindings("Field", parent=receiver.name)
+            if children or text[start - 2] in ")]":  # after `.items[].`: the fields below it
+                items = [types.CompletionItem(label=str(b.attrs["key"]), kind=types.CompletionItemKind.Field,
+                                              detail=describe(b), sort_text="0" + str(b.attrs["key"]))
+                         for b in children
+                         if b.attrs.get("ident") and str(b.attrs["key"]).lower().startswith(prefix.lower())]
+                return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
+        elif receiver is not None:  # after `json.`: the receiver's members, when Γ knows them
+            member = len(receiver.name) + 1
             items = [
-                types.CompletionItem(label=b.name[len(receiver) + 1:], kind=MEMBER_KIND.get(
+                types.CompletionItem(label=b.name[member:], kind=MEMBER_KIND.get(
                     str(b.attrs.get("kind")), types.CompletionItemKind.Field), detail=describe(b),
-                    sort_text=("1" if b.name[len(receiver) + 1:].startswith("_") else "0") + b.name)
-                for b in gamma.bindings("Member", receiver=receiver)
-                if b.name[len(receiver) + 1:].lower().startswith(prefix.lower())
+                    sort_text=("1" if b.name[member:].startswith("_") else "0") + b.name)
+                for b in gamma.bindings("Member", receiver=receiver.name)
+                if b.name[member:].lower().startswith(prefix.lower())
             ]
             return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])
         # attr `word`: how the name is written at the cursor when Γ qualifies it (shell:

@@ -90,6 +90,24 @@ def test_completion_lists_gamma(server):
     assert "value" in labels and "vars" in labels and "arg" not in labels
 
 
+def test_completion_after_a_dot_lists_the_receivers_members(server):
+    """After `os.pa` the members of `os` that start with `pa` (Γ's Member bindings, from the
+    stubs); after the dot of a call's value nothing (its type is not read); after a bare dot
+    at the start of a line nothing that names a member."""
+    uri = "file:///members.py"
+    text = "import os\nos.pa\nlen(x).\n"
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+
+    def labels(request_id: int, line: int, character: int) -> set[str]:
+        result = server.request(request_id, "textDocument/completion",
+                                {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+        return {item["label"] for item in result["result"]["items"]}
+
+    members = labels(131, 1, 5)
+    assert "path" in members and "pardir" in members and not {"getcwd", "os", "value"} & members, members
+    assert labels(132, 2, 7) == set()
+
+
 def test_unknown_language_is_served_quietly(server):
     uri = "file:///notes.txt"
     server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": "hello"}})
