@@ -37,7 +37,6 @@ from gdg_lsp.errors import GdgError
 from gdg_lsp.fragments import fileformat, gate, store
 from gdg_lsp.fragments.fileformat import FragmentFile, FragmentFileError
 from gdg_lsp.fragments.manifest import builtin_languages
-from gdg_lsp.grammar.fragment_engine import byte_engine
 from gdg_lsp.languages import registry
 from gdg_lsp.languages.generic import definition as definitions
 
@@ -263,6 +262,8 @@ class FragmentLibrary:
             if report is None:
                 positives = [gate.example_positive(e, ff.hole.triggers, f"example {i + 1}")
                              for i, e in enumerate(ff.examples)]
+                from gdg_lsp.grammar.fragment_engine import byte_engine  # torch and the engines: on first gate
+
                 report = self._verdicts.put(verdict_key, gate.run(ff.fragment, positives, byte_engine(),
                                                                   keywords=keywords, min_rejection=self.min_rejection))
         except GdgError as err:  # an engine refusal or a slot spec the instantiation cannot use

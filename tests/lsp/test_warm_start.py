@@ -3,7 +3,10 @@ an inline request that comes meanwhile waits for it within its budget."""
 
 from __future__ import annotations
 
+import json
 import string
+import subprocess
+import sys
 import time
 
 from gdg_lsp.bench.inprocess import InProcessServer
@@ -78,3 +81,35 @@ async def test_a_request_during_a_longer_load_is_answered_within_its_budget():
     worker, elapsed = await _first_ask(load_seconds=3.0, timeout_ms=400)
     assert elapsed < 2.0  # answered (empty) when its 400 ms were gone, not when the load ended
     assert worker.stats.decodes == 0
+
+
+HEAVY = ("torch", "transformers", "xgrammar", "llguidance")
+"""What only the model and the grammar engines need: seconds of imports on a 2-core machine."""
+
+SERVE_WITHOUT_A_MODEL = r"""
+import asyncio, json, sys
+from gdg_lsp.bench.inprocess import InProcessServer
+
+async def main():
+    options = {"model": "/nonexistent/model.gguf"}
+    async with InProcessServer(initialization_options=options) as server:
+        server.open("file:///w.py", "import os\nvalue = 3\nva\n")
+        answer = await server.request("textDocument/completion", {
+            "textDocument": {"uri": "file:///w.py"}, "position": {"line": 2, "character": 2}})
+        labels = [item["label"] for item in answer["result"]["items"]]
+    print(json.dumps({"labels": labels, "heavy": [m for m in %r if m in sys.modules]}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_server_answers_before_the_model_and_engines_are_imported():
+    """`initialize`, analysis and completion items need none of torch, transformers or the grammar
+    engines: the editor's language features work while the model loads (importing them first
+    held `initialize` back for 2-3 s)."""
+    done = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_A_MODEL % (HEAVY,)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "value" in found["labels"]
+    assert found["heavy"] == []
