@@ -84,19 +84,16 @@ class RemoteDecoder:
             algebra = self._parsed.put(key, continuation.Continuations(rules))
         return algebra
 
-    def request_grammar(self, source: Grammar | None, typed: str, heal: str, no_blank_start: bool) -> str:
-        """The grammar to send, in the engine's dialect, parsed locally first."""
-        key = (grammar_key(source) if source is not None else None, typed, heal, no_blank_start)
+    def request_grammar(self, source: Grammar | None, typed: str, heal: str, no_blank_start: bool,
+                        avoid_start: str = "") -> str:
+        """The grammar to send (``continuation.request_grammar``), in the engine's dialect,
+        parsed locally first."""
+        key = (grammar_key(source) if source is not None else None, typed, heal, no_blank_start, avoid_start)
         with self._lock:
             if (known := self._sent.get(key)) is not None:
                 return known
             algebra = self._algebra(source)
-            rest = algebra.derive(ebnf.Ref("root"), typed)
-            if rest is not None and no_blank_start:
-                rest = algebra.restrict(rest, continuation.BLANKS)
-            if rest is None:
-                raise GrammarError(f"the grammar allows nothing after the typed text {typed[-60:]!r}")
-            root = continuation._seq([ebnf.Lit(heal), rest]) if heal else rest
+            root = algebra.after(typed, heal, no_blank_start, avoid_start)
             text = dialects.render(algebra.grammar(root), self.dialect)  # type: ignore[arg-type]
             dialects.validate(text, self.dialect)
             return self._sent.put(key, text)
@@ -112,7 +109,7 @@ class RemoteDecoder:
         no_blank = not spec.region_may_start_blank and not typed
         try:
             grammar_text = self.request_grammar(spec.grammar.source if spec.grammar is not None else None,
-                                                typed, heal, no_blank)
+                                                typed, heal, no_blank, spec.avoid_start)
         except GrammarError as err:
             log.error("not sending the grammar to the engine: %s", err)
             return self._empty(STOP_UNSENDABLE, began)

@@ -86,6 +86,12 @@ def _repeat(item: Expr, lo: int, hi: int | None) -> Expr:
     return ebnf.Repeat(item, lo, hi)
 
 
+BLANKS = frozenset(" \t")
+
+AVOID_BLANKS = 4
+"""Leading blanks ``Continuations.avoiding`` looks past (a closer after more is let through)."""
+
+
 class Continuations:
     """Derivatives and first-character restrictions over one parsed grammar."""
 
@@ -112,6 +118,33 @@ class Continuations:
         """The strings of ``expr`` that do not start with a character of ``forbidden``."""
         nonempty = self._step(expr, _Restrict(forbidden))
         return _alt([nonempty, ebnf.EMPTY if self.nullable(expr) else None])
+
+    def avoiding(self, expr: Expr, avoid: str, blanks: int = AVOID_BLANKS) -> Expr | None:
+        """The strings of ``expr`` whose text, blanks before it aside, does not start with
+        ``avoid``'s first character (``DecodeSpec.avoid_start``: a closer the text after the
+        cursor already has); up to ``blanks`` leading blanks are followed."""
+        first = frozenset(avoid[:1])
+        if not first:
+            return expr
+        options = [self.restrict(expr, BLANKS | first)]
+        if blanks:
+            for blank in sorted(BLANKS):
+                after = self.derive(expr, blank)
+                if after is not None:
+                    options.append(_seq([ebnf.Lit(blank), self.avoiding(after, avoid, blanks - 1)]))
+        return _alt(options)
+
+    def after(self, typed: str, heal: str, no_blank_start: bool, avoid_start: str = "") -> Expr:
+        """What a region's generation may be once ``typed`` is in (see ``request_grammar``).
+        Raises GrammarError when nothing can follow ``typed``."""
+        rest = self.derive(ebnf.Ref("root"), typed)
+        if rest is not None and no_blank_start:
+            rest = self.restrict(rest, BLANKS)
+        if rest is None:
+            raise GrammarError(f"the grammar allows nothing after the typed text {typed[-60:]!r}")
+        if avoid_start:  # where only the avoided text can come, the local decode ends there too
+            rest = self.avoiding(rest, avoid_start) or rest
+        return _seq([ebnf.Lit(heal), rest]) if heal else rest  # type: ignore[return-value]
 
     def nullable(self, expr: Expr) -> bool:
         return self._nullable_expr(expr, {})
@@ -325,23 +358,17 @@ def _productive(rules: dict[str, Expr | None]) -> set[str]:
     return done
 
 
-BLANKS = frozenset(" \t")
-
-
-def request_grammar(rules: dict[str, Expr], typed: str, heal: str, no_blank_start: bool) -> dict[str, Expr]:
+def request_grammar(rules: dict[str, Expr], typed: str, heal: str, no_blank_start: bool,
+                    avoid_start: str = "") -> dict[str, Expr]:
     """The grammar to send for one region.
 
     ``typed``: region text the local matcher would already have consumed (the
     replay plus the part of the healed text inside the region). ``heal``: the
     text the continuation must start with (the backed-off end of the prompt).
     ``no_blank_start``: the region is empty so far and must not start with a
-    blank. Raises GrammarError when nothing can follow ``typed``.
+    blank. ``avoid_start``: what the generation after ``heal`` may not start with,
+    blanks aside (``Continuations.avoiding``). Raises GrammarError when nothing can
+    follow ``typed``.
     """
     algebra = Continuations(rules)
-    rest = algebra.derive(ebnf.Ref("root"), typed)
-    if rest is not None and no_blank_start:
-        rest = algebra.restrict(rest, BLANKS)
-    if rest is None:
-        raise GrammarError(f"the grammar allows nothing after the typed text {typed[-60:]!r}")
-    root = _seq([ebnf.Lit(heal), rest]) if heal else rest
-    return algebra.grammar(root)  # type: ignore[arg-type]
+    return algebra.grammar(algebra.after(typed, heal, no_blank_start, avoid_start))

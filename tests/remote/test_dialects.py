@@ -149,3 +149,21 @@ def test_nothing_after_the_typed_text_is_an_error(byte_cache):
     no_blank = continuation.request_grammar(ebnf.parse('root ::= [ \\t]* "x"'), "", "", True)
     compiled = byte_cache.get(dialects.render(no_blank, "xgrammar"))
     assert full_match(compiled, "x") and not accepts(compiled, " ")
+
+
+@pytest.mark.parametrize("dialect", ["xgrammar", "lark"])
+def test_a_region_that_may_not_start_with_the_closer(dialect, byte_cache):
+    """``avoid_start`` (the retry at ``f(|)`` whose first answer only closed the call): the grammar
+    sent allows what the local mask allows, the closer only after something else, blanks aside."""
+    rules = ebnf.parse('root ::= [ ]* (")" | "a" ")" | "(" ")")')
+    sent = dialects.render(continuation.request_grammar(rules, "", "", False, avoid_start=")"), dialect)
+    for text in ("a)", " a)", "  ()"):
+        assert matches(sent, text, complete=True), text
+    for text in (")", " )", "    )"):
+        assert not matches(sent, text, complete=False), text
+    plain = dialects.render(continuation.request_grammar(rules, "", "", False), dialect)
+    assert matches(plain, " )", complete=True)
+    # where only the closer can come, the grammar is the plain one (the local decode ends there)
+    only = ebnf.parse('root ::= ")"')
+    assert continuation.request_grammar(only, "", "", False, avoid_start=")") == continuation.request_grammar(
+        only, "", "", False)

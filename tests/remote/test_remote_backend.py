@@ -16,13 +16,14 @@ import time
 import pytest
 
 from gdg_lsp.backends import remote
+from gdg_lsp.decoding.engine import DecodeSpec
 from gdg_lsp.documents import Document
 from gdg_lsp.languages.python.analyzer import parse
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.service.remote import RemoteCompletionService, Status
 from gdg_lsp.settings import RemoteSettings, Settings, from_json
 from tests.remote import gbnf_check, holes
-from tests.remote.fake_engine import PROBES, FakeEngine, is_lark
+from tests.remote.fake_engine import PROBES, FakeEngine, is_lark, matches
 
 CODE = "import os\n\ndef f(alpha, beta):\n    gamma = alpha + 1\n    "
 
@@ -288,3 +289,18 @@ def test_work_ahead_with_a_remote_engine_compiles_the_grammar_and_sends_nothing(
     prepared = service.prepare(doc.snapshot(), len(CODE), settings)
     assert prepared is not None and prepared.rung is not None and prepared.prefilled_tokens == 0
     assert len(engine.requests) == sent
+
+
+def test_the_retry_that_avoids_the_closer_reaches_the_engine(engine):
+    """The mid-line retry (``DecodeSpec.avoid_start``: the first answer at ``f(|)`` only closed the
+    call) is in the grammar the engine is sent: a random model under it never starts with the closer."""
+    service = service_for(settings_for(engine))
+    local = service._remote
+    compiled = local.grammars().get('root ::= [ ]* (")" | "a" ")" | "b" ")")')
+    sent = len(engine.requests)
+    for seed in range(6):
+        result = local.decoder.decode(DecodeSpec(prompt_ids=local.vocab.encode("x = f(").ids, grammar=compiled,
+                                                 avoid_start=")", temperature=1.0, seed=seed, max_tokens=8))
+        assert result.text.strip() in ("a)", "b)"), result
+    grammars = {engine.grammar_of(body) for body in engine.requests[sent:]}
+    assert grammars and all(not matches(g, " )", complete=False) for g in grammars)
