@@ -77,6 +77,13 @@ class Vocabulary:
                 table.setdefault(b, []).append(i)
         return table
 
+    def warm(self) -> None:
+        """Build the tables decoding reads (blank starts, the sorted vocabulary for healing):
+        ≈ 0.3 s for a 49k-token vocabulary, spent while the model loads instead of in the first
+        request."""
+        for table in ("blank_start", "_sorted", "_by_bytes"):
+            getattr(self, table)
+
     def healing_candidates(self, pending: bytes) -> np.ndarray:
         """Tokens consistent with having to produce ``pending`` next: a token that
         is a prefix of it, or a token that starts with all of it (int64 ids).

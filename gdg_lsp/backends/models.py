@@ -289,6 +289,7 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
         backend = TorchBackend(model, vocab, spec.name, device)
     vocab = backend.vocab
     progress("Warming up", 95)
+    vocab.warm()
     warm_ids = vocab.encode("def main():\n").ids or [0]
     backend.prefill(warm_ids)
     backend.step(warm_ids[0])  # the first step has its own one-time costs (a CUDA graph's capture)
