@@ -276,6 +276,35 @@ steps = {
       check("statusline after a suggestion", status.statusline(), "gdg 812ms gamma✓")
       check("describe", status.describe()[3], "last suggestion: 3 tokens, rung gamma (guaranteed), stop max-lines, 812.4 ms")
     end },
+  -- an ask while the model loads is answered empty; once it is ready the plugin asks again
+  { name = "ask again when ready", action = function()
+      responder = function()
+        return { items = {} }, 0
+      end
+      server_dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
+      result.asked_while_loading = #result.requests
+      vim.api.nvim_input("Gox")
+    end, ["until"] = function()
+      return vim.api.nvim_get_mode().mode == "i" and #result.requests > result.asked_while_loading
+    end, settle = 200 },
+  { name = "ready", action = function()
+      result.asked_before_ready = #result.requests
+      responder = function()
+        return { items = { item("_ready") } }, 0
+      end
+      server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
+    end, ["until"] = function()
+      return ghost() ~= ""
+    end, timeout = 3000 },
+  { name = "asked again", action = function()
+      check("the ready status asked again", ghost(), "_ready")
+      check("one more request", #result.requests, result.asked_before_ready + 1)
+      server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
+    end, settle = 300 },
+  { name = "not again", action = function()
+      check("a second ready asks nothing", #result.requests, result.asked_before_ready + 1)
+      vim.api.nvim_input("<Esc>")
+    end },
 }
 
 run_next()

@@ -16,7 +16,15 @@ import {
 import { discoverServer, DiscoveryEnv } from "./discovery";
 import { serverExecutable } from "./serverCommand";
 import { needsRestart, serverSettings } from "./settings";
-import { ClientPhase, formatExplain, formatStatus, ModelStatus, SqlSourceInfo, SuggestionInfo } from "./status";
+import {
+  askAgainWhenReady,
+  ClientPhase,
+  formatExplain,
+  formatStatus,
+  ModelStatus,
+  SqlSourceInfo,
+  SuggestionInfo,
+} from "./status";
 
 export const LANGUAGES = ["python", "sql", "p4", "tilelang", "shellscript", "jq"];
 
@@ -217,8 +225,13 @@ class GdgExtension implements vscode.Disposable {
       }
     });
     client.onNotification("gdg/status", (payload: ModelStatus) => {
+      const previous = this.model;
       this.model = payload;
       this.render();
+      const editor = vscode.window.activeTextEditor;
+      if (askAgainWhenReady(previous, payload) && editor && LANGUAGES.includes(editor.document.languageId)) {
+        void vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+      }
     });
     client.onNotification("gdg/suggestion", (payload: SuggestionInfo) => {
       this.suggestion = payload;

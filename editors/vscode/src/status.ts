@@ -40,6 +40,15 @@ export interface SqlSourceInfo {
 }
 
 /** The data source as the status bar shows it: "billing" for "folder billing". */
+/**
+ * Whether to ask for ghost text again after a gdg/status: the model has just become ready. An
+ * ask made while it loaded was answered empty when its budget ran out first, and VS Code asks
+ * again only at the next edit: without this the user would see nothing until they type.
+ */
+export function askAgainWhenReady(previous: ModelStatus | undefined, next: ModelStatus): boolean {
+  return next.state === "ready" && previous?.state !== "ready";
+}
+
 export function shortSqlSource(source: SqlSourceInfo): string {
   return source.label.replace(/^folder /, "").replace(/ \(gdg\.sql\.sources\[\d+\]\)$/, "");
 }

@@ -30,7 +30,11 @@ function M.lsp_config(opts, cmd)
     settings = { gdg = settings },
     handlers = {
       ["gdg/status"] = function(_, payload)
+        local was = status.model and status.model.state
         status.on_status(payload)
+        if type(payload) == "table" and payload.state == "ready" and was ~= "ready" then
+          vim.schedule(inline.ask_again)
+        end
       end,
       ["gdg/suggestion"] = function(_, payload)
         status.on_suggestion(payload)

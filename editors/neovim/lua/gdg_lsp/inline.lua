@@ -227,6 +227,15 @@ function M.request(bufnr, trigger_kind)
   end
 end
 
+--- The model has just become ready: ask again at the cursor. An ask made while it loaded
+--- was answered empty when its budget ran out first, and nothing else asks before the next key.
+function M.ask_again()
+  local bufnr = api.nvim_get_current_buf()
+  if vim.startswith(api.nvim_get_mode().mode, "i") and client_for(bufnr) then
+    M.request(bufnr, TRIGGER_AUTOMATIC)
+  end
+end
+
 local function schedule_request(bufnr)
   local state = state_for(bufnr)
   clear(bufnr)

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { formatExplain, formatLatency, formatStatus, shortSqlSource } from "../../src/status";
+import { askAgainWhenReady, formatExplain, formatLatency, formatStatus, shortSqlSource } from "../../src/status";
 
 describe("formatLatency", () => {
   it("uses ms below a second and seconds above", () => {
@@ -100,5 +100,15 @@ describe("the SQL data source", () => {
 
   it("drops the setting's index from a named entry", () => {
     assert.equal(shortSqlSource({ label: "warehouse (gdg.sql.sources[2])" }), "warehouse");
+  });
+});
+
+describe("askAgainWhenReady", () => {
+  it("asks again once, when the model has just become ready", () => {
+    assert.equal(askAgainWhenReady({ state: "loading" }, { state: "ready" }), true);
+    assert.equal(askAgainWhenReady(undefined, { state: "ready" }), true);
+    assert.equal(askAgainWhenReady({ state: "ready" }, { state: "ready" }), false);
+    assert.equal(askAgainWhenReady({ state: "loading" }, { state: "loading", percentage: 40 }), false);
+    assert.equal(askAgainWhenReady({ state: "loading" }, { state: "failed" }), false);
   });
 });
