@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import string
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,27 @@ PYTHON_CORPUS = CORPUS / "python" / "Lib"
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("GDG_CI") or os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+_EXIT_STATUS = 0
+
+
+def pytest_sessionfinish(session, exitstatus):
+    global _EXIT_STATUS
+    _EXIT_STATUS = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """End the test process with pytest's own status once everything is reported, without the
+    interpreter's teardown. A full run once passed every test and then aborted in that teardown
+    ("terminate called without an active exception", exit 134): a native library's C++ thread
+    object destroyed while its thread still ran, with the daemon threads of the many servers the
+    tests started still alive. Nothing of the tests' outcome is left to decide by then."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_EXIT_STATUS)
 
 
 def pytest_collection_modifyitems(config, items):

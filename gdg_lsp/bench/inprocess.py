@@ -60,6 +60,7 @@ class InProcessServer:
 
     async def __aexit__(self, *exc: Any) -> None:
         self.server.session.worker.shutdown()
+        self.server.session.scheduler.shutdown()  # its analysis threads end too
 
     # -- sending ------------------------------------------------------------------
 
