@@ -213,11 +213,7 @@ class Executor:
         ahead = getattr(self.decoder, "prefill_ahead", None)
         prefilled = ahead(prompt.ids, cancel, deadline) if ahead is not None and constraint != "none" else None
         try:
-            state = _Progress(
-                fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
-                context=dict(hole.context), ids=list(prompt.ids), heal=prompt.heal,
-                heal_outside=prompt.heal_outside, tokens_left=max_tokens, indent=hole.indent,
-                allowed_indents=(hole.indent,))
+            state = self._first(hole, prompt, max_tokens)
             stop = StopReason.MAX_LINES
             for index in range(max_lines):
                 spec = _StatementSpec(index, index + 1 == max_lines, constraint, deadline, cancel, temperature,
@@ -242,11 +238,24 @@ class Executor:
         try:
             if constraint == "none" or (cancel is not None and cancel.is_set()):
                 return None
-            choice = fragments.choose(fragments.fragment(hole.language, hole.fragment), hole.gamma.overlay(),
-                                      dict(hole.context), hole.typed, constraint, self.grammars.get, accepts)
-            return choice.rung
+            return self._choose(self._first(hole, prompt, 0), hole.typed, constraint).rung
         finally:
             settle(prefilled)
+
+    @staticmethod
+    def _first(hole: Hole, prompt: Prompt, max_tokens: int) -> _Progress:
+        """What the first statement starts from (``run`` and ``prepare`` alike: the grammar work
+        ahead compiles is the one ``run`` then finds in the engine's cache)."""
+        return _Progress(
+            fragment=fragments.fragment(hole.language, hole.fragment), gamma=hole.gamma.overlay(),
+            context=dict(hole.context), ids=list(prompt.ids), heal=prompt.heal,
+            heal_outside=prompt.heal_outside, tokens_left=max_tokens, indent=hole.indent,
+            allowed_indents=(hole.indent,))
+
+    def _choose(self, state: _Progress, typed: str, constraint: str) -> fragments.Choice:
+        """π's rung and grammar for the next statement, ``typed`` already in it."""
+        return fragments.choose(state.fragment, state.gamma, state.context, typed, constraint,
+                                self.grammars.get, accepts)
 
     # -- one statement ------------------------------------------------------------------------
 
@@ -256,8 +265,7 @@ class Executor:
         first = spec.index == 0
         if spec.cancel is not None and spec.cancel.is_set():  # superseded: compile nothing more
             raise _Stop(StopReason.CANCELLED)
-        choice = fragments.choose(state.fragment, state.gamma, state.context, hole.typed if first else state.layout,
-                                  spec.constraint, self.grammars.get, accepts)
+        choice = self._choose(state, hole.typed if first else state.layout, spec.constraint)
         trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
                                source=choice.grammar, fragment=state.fragment.name, engine=self.grammars.name)
         state.traces.append(trace)
