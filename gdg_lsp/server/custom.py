@@ -9,7 +9,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from gdg_lsp.caches import all_stats
-from gdg_lsp.server.handlers import handles, timings_payload
+from gdg_lsp.server.handlers import handles, param, timings_payload
 from gdg_lsp.server.scheduler import SUPERSEDED
 from gdg_lsp.server.session import status_payload
 from gdg_lsp.server.worker import ModelNotReady
@@ -19,12 +19,6 @@ log = logging.getLogger(__name__)
 
 def _is_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 def register(server) -> None:
@@ -45,10 +39,10 @@ def register(server) -> None:
     async def explain(ls, params: Any) -> dict:
         """params: {textDocument: {uri}, position: {line, character}, decode?: bool}"""
         session = ls.session
-        document = _get(params, "textDocument") or _get(params, "text_document")
-        position = _get(params, "position")
-        uri = _get(document, "uri")
-        line, character = _get(position, "line"), _get(position, "character", 0)
+        document = param(params, "textDocument") or param(params, "text_document")
+        position = param(params, "position")
+        uri = param(document, "uri")
+        line, character = param(position, "line"), param(position, "character", 0)
         if not isinstance(uri, str) or not _is_index(line) or not _is_index(character):
             raise JsonRpcInvalidParams("gdg/explain needs textDocument.uri (a string) and "
                                        "position.line and position.character (integers from 0)")
@@ -58,7 +52,7 @@ def register(server) -> None:
         offset = doc.offset_at(line, character, session.encoding)
         snapshot = doc.snapshot()
         settings = session.settings
-        if not _get(params, "decode", True) or session.worker.state.state != "ready":
+        if not param(params, "decode", True) or session.worker.state.state != "ready":
             job = session.scheduler.submit(uri, "gdg/explain", lambda: _explain_hole(snapshot, offset, settings, session.workspace))
             report = await asyncio.wrap_future(job)
             if report is SUPERSEDED:

@@ -18,6 +18,7 @@ import hashlib
 import logging
 from typing import Any
 
+from gdg_lsp.server.handlers import param
 from gdg_lsp.service import with_random_models
 
 log = logging.getLogger(__name__)
@@ -28,8 +29,8 @@ def register(server) -> None:
 
     @server.feature("gdg/documentText")
     def document_text(ls, params: Any) -> dict | None:
-        document = _get(params, "textDocument") or {}
-        uri = _get(document, "uri")
+        document = param(params, "textDocument") or {}
+        uri = param(document, "uri")
         if not isinstance(uri, str):
             from pygls.exceptions import JsonRpcInvalidParams
 
@@ -38,16 +39,10 @@ def register(server) -> None:
         if doc is None:
             return None
         answer = {"version": doc.version, "length": len(doc.text), "sha256": text_digest(doc.text)}
-        if _get(params, "includeText"):
+        if param(params, "includeText"):
             answer["text"] = doc.text
         return answer
 
 
 def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)

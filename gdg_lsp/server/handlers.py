@@ -101,6 +101,19 @@ def _text_document_uri(params: Any) -> Any:
     return params.text_document.uri
 
 
+def param(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` in a custom (``gdg/…``) request's params: pygls hands them over as a plain
+    dict or as an attribute object, depending on how the client wrote them."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def document_uri(params: Any) -> Any:
+    """``params.textDocument.uri`` of a custom request (None when it has none)."""
+    return param(param(params, "textDocument"), "uri")
+
+
 def _in_background(what: str, fn: Callable, empty: Callable[[], Any], moved: Callable[[], Any],
                    uri_of: Callable[[Any], Any]) -> Callable:
     @functools.wraps(fn)

@@ -19,7 +19,7 @@ from typing import Any
 from lsprotocol import types
 
 from gdg_lsp.documents import uri_to_path
-from gdg_lsp.server.handlers import handles
+from gdg_lsp.server.handlers import document_uri, handles
 
 KIND = "source.gdg.sqlDataSource"
 TITLE = "Choose the SQL data source for this file"
@@ -88,16 +88,9 @@ def actions(ls, doc, params: types.CodeActionParams) -> list[types.CodeAction]:
     return found
 
 
-def _document_uri(params: Any) -> Any:
-    """``params.textDocument.uri`` of a custom request (pygls hands it over as a plain
-    dict or as an attribute object, depending on how the client wrote it)."""
-    document = params.get("textDocument") if isinstance(params, dict) else getattr(params, "textDocument", None)
-    return document.get("uri") if isinstance(document, dict) else getattr(document, "uri", None)
-
-
 def register(server) -> None:
     @server.feature("gdg/sqlSource")
-    @handles("sqlSource", background=True, uri_of=_document_uri)
+    @handles("sqlSource", background=True, uri_of=document_uri)
     def sql_source(ls, params: Any, snapshot) -> dict[str, Any] | None:
         # on an analysis thread: resolving a source may read schema files or a database
         return describe(ls, snapshot)

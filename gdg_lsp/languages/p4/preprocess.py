@@ -25,6 +25,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
 from gdg_lsp import python_ast
 
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]+)\b(.*)")

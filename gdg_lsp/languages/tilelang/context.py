@@ -15,7 +15,6 @@ version and hole start.
 
 from __future__ import annotations
 
-
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Gamma
 from gdg_lsp.languages.python.definitions import names_near
