@@ -84,3 +84,42 @@ def test_a_tool_inside_the_workspace_is_never_the_one_asked(hostile: Path):
         assert resolved is None or not Path(resolved).is_relative_to(hostile), (tool, resolved)
     # a workspace whose folder is the only place the tool exists: the tool is missing
     assert ToolHelp.resolve("git", boundary, str(hostile / "bin")) is None
+
+
+def test_the_shell_bench_never_uses_a_repository_planted_in_the_shared_temp_folder(tmp_path, monkeypatch):
+    """The bench's oracle runs git in a throwaway repository per project. One planted (or left
+    stale by a run cut off) at a fixed name in the shared temporary folder, with a hook, an
+    fsmonitor command and no remotes, must not be the one used: the repositories are made in a
+    folder of the process's own, and a gold answer is never judged a ghost."""
+    from gdg_lsp.languages.shell import bench as shell_bench
+
+    shared = tmp_path / "shared-tmp"
+    marker = tmp_path / "markers"
+    shared.mkdir()
+    marker.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(shared))
+    monkeypatch.setattr(shell_bench, "_MADE", {}, raising=False)
+    monkeypatch.setattr(shell_bench, "_ROOT", [], raising=False)
+    root = shell_bench.corpus_root(shell_bench.HERE_CORPUS)
+    planted = []
+    for project in shell_bench.projects(root):
+        scripts = sorted(project.rglob("*.sh"))
+        if not scripts:
+            continue
+        folder = shared / "gdg-bench-shell" / project.relative_to(root).as_posix().replace("/", "__")
+        make_repo(folder)
+        write(folder / ".git" / "config", f"[core]\n\thooksPath = hooks\n\tfsmonitor = touch {marker}/pwned-fsmonitor\n")
+        _executable(folder / "hooks" / "post-checkout", f"touch {marker}/pwned-hook\n")
+        write(folder / ".bench-stamp", json.dumps(shell_bench._wanted_refs(scripts), sort_keys=True))
+        planted.append(folder)
+    assert planted
+
+    cases = shell_bench.cut_holes(shell_bench.HERE_CORPUS, 0, 0)
+    assert cases
+    for case in cases:
+        repo = Path(case.meta["repo"])
+        assert not any(repo.is_relative_to(p) for p in planted), repo
+        assert stat.S_IMODE(repo.parent.stat().st_mode) == 0o700  # this user's own folder
+        verdict = shell_bench.check(case, case.expected)
+        assert verdict.parsed and not verdict.ghosts, (case.case_id, verdict)
+    assert list(marker.iterdir()) == []

@@ -4,8 +4,8 @@ Holes: in the corpus scripts (``corpus/shell/<owner>/<repo>/``, see its
 SOURCES.md), each command whose argument names a ref, a remote, a make target
 or an npm script, cut at that argument: the document keeps every other line,
 the hole's line keeps what precedes the argument. The script is placed in a
-throwaway repository made for its project (under the system's temporary
-folder): a real git repository whose branches and tags are the project's
+throwaway repository made for its project (in a private folder of the
+process's own, under the system's temporary folder): a real git repository whose branches and tags are the project's
 default branch plus every ref its scripts name, whose remotes are those its
 scripts push to, beside a copy of the project's Makefile and package.json.
 
@@ -21,6 +21,7 @@ cannot place is not judged. ``bash -n`` says whether the line parses.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
@@ -128,17 +129,22 @@ def _git(folder: Path, *args: str) -> subprocess.CompletedProcess:
 
 def throwaway(project: Path, scripts: list[Path], root: Path) -> Path:
     """A repository for ``project``: its Makefile and package.json, its scripts, and
-    the refs and remotes its scripts name (made once per bench run, reused)."""
+    the refs and remotes its scripts name (made once per process, reused).
+
+    The repositories live in a folder this process made for itself (``mkdtemp``: a fresh
+    name, readable by this user only), never at a fixed name in the shared temporary
+    folder: git reads a repository's config and runs its hooks, so a repository planted
+    there by someone else must never be the one the oracle runs git in, and a stale one
+    left by a run that was cut off must not be trusted either."""
     name = project.relative_to(root).as_posix().replace("/", "__")
-    folder = Path(tempfile.gettempdir()) / "gdg-bench-shell" / name
-    stamp = folder / ".bench-stamp"
     wanted = _wanted_refs(scripts)
-    marker = json.dumps(wanted, sort_keys=True)
-    if stamp.is_file() and stamp.read_text() == marker:
-        return folder
+    key = (name, json.dumps(wanted, sort_keys=True))
+    if key in _MADE:
+        return _MADE[key]
+    folder = _private_root() / name
     if folder.exists():
         shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder.mkdir()
     for extra in ("Makefile", "package.json"):
         if (project / extra).is_file():
             shutil.copy(project / extra, folder / extra)
@@ -146,18 +152,38 @@ def throwaway(project: Path, scripts: list[Path], root: Path) -> Path:
         target = folder / script.relative_to(project)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(script, target)
-    _git(folder, "init", "-q", "-b", DEFAULT_BRANCH_NAMES[0])
-    _git(folder, "commit", "-q", "--allow-empty", "-m", "bench")
+    _made(folder, "init", "-q", "-b", DEFAULT_BRANCH_NAMES[0])
+    _made(folder, "commit", "-q", "--allow-empty", "-m", "bench")
     for ref in wanted["branches"]:
         if ref != DEFAULT_BRANCH_NAMES[0]:
-            _git(folder, "branch", ref)
+            _made(folder, "branch", ref)
     for tag in wanted["tags"]:
-        _git(folder, "tag", tag)
+        _made(folder, "tag", tag)
     for remote in wanted["remotes"]:
-        _git(folder, "remote", "add", remote, f"https://example.invalid/{remote}.git")
-        _git(folder, "update-ref", f"refs/remotes/{remote}/{DEFAULT_BRANCH_NAMES[0]}", "HEAD")
-    stamp.write_text(marker)
+        _made(folder, "remote", "add", remote, f"https://example.invalid/{remote}.git")
+        _made(folder, "update-ref", f"refs/remotes/{remote}/{DEFAULT_BRANCH_NAMES[0]}", "HEAD")
+    _MADE[key] = folder
     return folder
+
+
+_MADE: dict[tuple[str, str], Path] = {}
+_ROOT: list[Path] = []
+
+
+def _private_root() -> Path:
+    """This process's folder for the throwaway repositories, removed when it exits."""
+    if not _ROOT:
+        _ROOT.append(Path(tempfile.mkdtemp(prefix="gdg-bench-shell-")))
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return _ROOT[0]
+
+
+def _made(folder: Path, *args: str) -> None:
+    """One git step of making a throwaway repository; a failed one stops the bench (a
+    repository without a ref or remote its scripts name would turn gold answers into ghosts)."""
+    done = _git(folder, *args)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {folder}: {done.stderr.strip()}")
 
 
 def _wanted_refs(scripts: list[Path]) -> dict[str, list[str]]:
