@@ -47,6 +47,9 @@ TYPED_LINE_CHARS = 40
 """Work-ahead comparison: at most this many characters of the line before the hole are typed."""
 EDITOR_DEBOUNCE_S = 0.12
 """Work-ahead comparison: from the edit to the inline request (the Neovim plugin's default wait)."""
+SERVER_PHASES = ("analysis", "prompt", "decode")
+"""Work-ahead comparison: the parts of the server's time for a request (its ``timingsMs``):
+the hole and Γ, the prompt, and prefill with decoding."""
 TARGETS = {
     "typed_through_p95_ms": 20.0,
     "typed_through_server_p95_ms": 10.0,
@@ -92,6 +95,10 @@ def _server_ms(info: dict | None) -> float | None:
     if info is None:
         return None
     return (info.get("timingsMs") or {}).get("total")
+
+
+def _p50(values: list[float]) -> float | None:
+    return round(percentile(values, 0.5), 1) if values else None
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -192,13 +199,15 @@ def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: 
     ``TYPED_LINE_CHARS``) and without the hole's line; after ``READ_S`` the end of the line
     is typed key by key (``KEY_INTERVAL_S`` apart: faster than the editor's own debounce,
     so the editor asks nothing meanwhile), then Enter (the editor indents), and after the
-    editor's debounce the ask. Per arm: the ask's round trip and the prompt tokens the
-    request did not find in the cache (its prompt less the cached prefix)."""
+    editor's debounce the ask. Per arm: the ask's round trip, the prompt tokens the
+    request did not find in the cache (its prompt less the cached prefix), and where the
+    server's time went (``SERVER_PHASES``, p50 each) with the tokens it decoded."""
     from gdg_lsp.languages.python.bench import cut_holes
 
     cases = cut_holes(corpus, 2 * max(1, args.editor_holes // 2), args.seed + 19)
-    arms: dict[str, dict[str, list[float]]] = {"on": {"ms": [], "prefilled": [], "answered": [], "keys": []},
-                                               "off": {"ms": [], "prefilled": [], "answered": [], "keys": []}}
+    arms: dict[str, dict[str, list[float]]] = {
+        arm: {"ms": [], "prefilled": [], "answered": [], "keys": [], "decoded": [], **{p: [] for p in SERVER_PHASES}}
+        for arm in ("on", "off")}
     for index, case in enumerate(cases):
         arm = "on" if index % 2 == 0 else "off"
         client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": {"workAhead": arm == "on"}}})
@@ -232,15 +241,20 @@ def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: 
         arms[arm]["keys"].append(float(len(typed) + 1))
         if info is not None and "promptTokens" in info:
             arms[arm]["prefilled"].append(float(info["promptTokens"] - info.get("reusedTokens", 0)))
+            arms[arm]["decoded"].append(float(info.get("tokens") or 0))
+            for phase in SERVER_PHASES:
+                arms[arm][phase].append(float((info.get("timingsMs") or {}).get(phase, 0.0)))
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": {"workAhead": True}}})
     result: dict[str, Any] = {"read_s": READ_S, "editor_debounce_s": EDITOR_DEBOUNCE_S}
     for arm, values in arms.items():
         result[arm] = {**_summary(values["ms"]),
-                       "prefilled_tokens_p50": round(percentile(values["prefilled"], 0.5), 1) if values["prefilled"] else None,
+                       "prefilled_tokens_p50": _p50(values["prefilled"]),
                        "keys_typed_p50": round(percentile(values["keys"], 0.5), 1) if values["keys"] else 0,
                        "answered_share": round(sum(values["answered"]) / len(values["answered"]), 3)
-                       if values["answered"] else 0.0}
+                       if values["answered"] else 0.0,
+                       "decoded_tokens_p50": _p50(values["decoded"]),
+                       "server_p50_ms": {phase: _p50(values[phase]) for phase in SERVER_PHASES}}
     off = result["off"]["p50_ms"]
     result["p50_ratio_on_off"] = round(result["on"]["p50_ms"] / off, 3) if off else None
     return result
@@ -289,12 +303,16 @@ def render(editor: dict[str, Any]) -> list[str]:
         lines += ["", f"First ask at a new line with gdg.workAhead on and off (same server, arms alternating over "
                       f"holes; the line before typed from {ahead['read_s']} s after opening, then Enter, the ask "
                       f"{ahead['editor_debounce_s']} s after Enter):", "",
-                  "| gdg.workAhead | asks | keys (p50) | p50 / p95 | prompt tokens not in the cache (p50) | answered |",
-                  "|---|---|---|---|---|---|"]
+                  "| gdg.workAhead | asks | keys (p50) | p50 / p95 | prompt tokens not in the cache (p50) | answered "
+                  "| server p50: " + " / ".join(SERVER_PHASES) + " | tokens decoded (p50) |",
+                  "|---|---|---|---|---|---|---|---|"]
         for arm in ("on", "off"):
             a = ahead[arm]
+            phases = " / ".join(f"{a['server_p50_ms'][p]:.0f}" if a['server_p50_ms'][p] is not None else "–"
+                                for p in SERVER_PHASES)
             lines.append(f"| {arm} | {a['n']} | {a['keys_typed_p50']} | {a['p50_ms']:.0f} / {a['p95_ms']:.0f} ms | "
-                         f"{a['prefilled_tokens_p50']} | {a['answered_share']:.0%} |")
+                         f"{a['prefilled_tokens_p50']} | {a['answered_share']:.0%} | {phases} ms | "
+                         f"{a['decoded_tokens_p50']} |")
         lines.append(f"\np50 on / off: {ahead['p50_ratio_on_off']}")
     lines += ["", "| target | value | limit | met | × limit |", "|---|---|---|---|---|"]
     for name, t in editor["targets"].items():

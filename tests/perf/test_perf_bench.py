@@ -203,5 +203,8 @@ def test_editor_replay_over_stdio(report):
     ahead = e["work_ahead"]  # gdg.workAhead on and off, one new line each in the quick form
     for arm in ("on", "off"):
         assert ahead[arm]["n"] == 1 and ahead[arm]["p50_ms"] > 0 and ahead[arm]["prefilled_tokens_p50"] >= 0
+        server = ahead[arm]["server_p50_ms"]  # where the request's time went, by the server's account
+        assert set(server) == set(editor.SERVER_PHASES) and all(v >= 0 for v in server.values())
+        assert sum(server.values()) <= ahead[arm]["p50_ms"] and ahead[arm]["decoded_tokens_p50"] >= 0
     assert ahead["p50_ratio_on_off"] == pytest.approx(ahead["on"]["p50_ms"] / ahead["off"]["p50_ms"], rel=0.01)
     assert "gdg.workAhead on and off" in perf.render(report)
