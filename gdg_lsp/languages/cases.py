@@ -18,7 +18,11 @@ scan...), so a bug in Γ cannot hide a ghost.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -52,3 +56,24 @@ class OracleResult:
     passed: bool = False
     """The language's oracle accepts it (compiles / executes / matches)."""
     details: dict[str, Any] = field(default_factory=dict)
+
+
+_SCRATCH: list[Path] = []
+
+
+def scratch_folder(name: str) -> Path:
+    """A new, empty folder ``name`` inside this process's own scratch folder, where a bench
+    writes the files its holes live in (removed when the process exits).
+
+    The scratch folder is made by ``mkdtemp`` (a fresh name, readable by this user only), never
+    at a fixed name in the shared temporary folder: there, someone else could plant a folder
+    first, with links that redirect what the bench writes, a repository whose hooks git would
+    run, or workspace files (fragments, settings) the server would read as the case's own."""
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="gdg-bench-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    folder = _SCRATCH[0] / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder

@@ -48,3 +48,30 @@ def test_a_huge_or_deeply_nested_input_is_sampled_within_the_bound(tmp_path: Pat
     (root / "f.json").write_text("[" * 200_000 + "]" * 200_000)
     hole = _hole(root, ".")  # Python's parser gives up on the nesting: nothing is known, nothing crashes
     assert not hole.gamma.bindings("Field")
+
+
+def test_the_jq_bench_writes_nothing_through_a_folder_planted_in_the_shared_temp_folder(tmp_path, monkeypatch):
+    """The jq bench writes each hole's program and input to files. A folder planted first at a
+    fixed name in the shared temporary folder, with links where those files go and a fragment
+    file for the server to read, must not receive them: they go to the process's own folder."""
+    from gdg_lsp.languages.jq import bench as jq_bench
+
+    shared = tmp_path / "shared-tmp"
+    planted = shared / "gdg-bench-jq"
+    (planted / ".gdg" / "fragments").mkdir(parents=True)
+    (planted / ".gdg" / "fragments" / "planted.toml").write_text("# planted\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    for line in range(1, 3000):
+        for suffix in (".json", ".jq"):
+            (planted / f"jq-test-{line:04d}{suffix}").symlink_to(victim)
+    monkeypatch.setattr("tempfile.tempdir", str(shared))
+    monkeypatch.setattr("gdg_lsp.languages.cases._SCRATCH", [])
+
+    cases = jq_bench.cut_holes(jq_bench.HERE_CORPUS, 0, 0)
+    assert cases
+    assert victim.read_text() == "the user's own file\n"
+    for case in cases:
+        (root,) = case.meta["workspace_roots"]
+        assert not Path(root).is_relative_to(planted)
+        assert not (Path(root) / ".gdg").exists()

@@ -99,7 +99,7 @@ def test_the_shell_bench_never_uses_a_repository_planted_in_the_shared_temp_fold
     marker.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(shared))
     monkeypatch.setattr(shell_bench, "_MADE", {}, raising=False)
-    monkeypatch.setattr(shell_bench, "_ROOT", [], raising=False)
+    monkeypatch.setattr("gdg_lsp.languages.cases._SCRATCH", [], raising=False)
     root = shell_bench.corpus_root(shell_bench.HERE_CORPUS)
     planted = []
     for project in shell_bench.projects(root):
@@ -119,7 +119,7 @@ def test_the_shell_bench_never_uses_a_repository_planted_in_the_shared_temp_fold
     for case in cases:
         repo = Path(case.meta["repo"])
         assert not any(repo.is_relative_to(p) for p in planted), repo
-        assert stat.S_IMODE(repo.parent.stat().st_mode) == 0o700  # this user's own folder
+        assert stat.S_IMODE(repo.parents[1].stat().st_mode) == 0o700  # the process's own scratch folder
         verdict = shell_bench.check(case, case.expected)
         assert verdict.parsed and not verdict.ghosts, (case.case_id, verdict)
     assert list(marker.iterdir()) == []

@@ -21,11 +21,10 @@ from __future__ import annotations
 import json
 import random
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp.languages.cases import HoleCase, OracleResult
+from gdg_lsp.languages.cases import HoleCase, OracleResult, scratch_folder
 
 LANGUAGE = "jq"
 HERE_CORPUS = Path(__file__).resolve().parents[3] / "corpus"
@@ -95,8 +94,7 @@ def _cut(program: str, data: Any) -> int | None:
 
 def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     source = test_file(Path(corpus))
-    folder = Path(tempfile.gettempdir()) / "gdg-bench-jq"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = scratch_folder("jq")
     cases = []
     for line, program, data, outputs in test_cases(source):
         if not isinstance(data, (dict, list)) or "\\(" in program:

@@ -21,7 +21,6 @@ cannot place is not judged. ``bash -n`` says whether the line parses.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import random
@@ -29,12 +28,11 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.languages.cases import HoleCase, OracleResult
+from gdg_lsp.languages.cases import HoleCase, OracleResult, scratch_folder
 
 LANGUAGE = "shell"
 HERE_CORPUS = Path(__file__).resolve().parents[3] / "corpus"
@@ -131,20 +129,16 @@ def throwaway(project: Path, scripts: list[Path], root: Path) -> Path:
     """A repository for ``project``: its Makefile and package.json, its scripts, and
     the refs and remotes its scripts name (made once per process, reused).
 
-    The repositories live in a folder this process made for itself (``mkdtemp``: a fresh
-    name, readable by this user only), never at a fixed name in the shared temporary
-    folder: git reads a repository's config and runs its hooks, so a repository planted
-    there by someone else must never be the one the oracle runs git in, and a stale one
-    left by a run that was cut off must not be trusted either."""
+    The repositories live in the process's own scratch folder (``scratch_folder``): git
+    reads a repository's config and runs its hooks, so a repository planted in the shared
+    temporary folder must never be the one the oracle runs git in, and one left stale by a
+    run that was cut off must not be trusted either."""
     name = project.relative_to(root).as_posix().replace("/", "__")
     wanted = _wanted_refs(scripts)
     key = (name, json.dumps(wanted, sort_keys=True))
     if key in _MADE:
         return _MADE[key]
-    folder = _private_root() / name
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir()
+    folder = scratch_folder(f"shell/{name}")
     for extra in ("Makefile", "package.json"):
         if (project / extra).is_file():
             shutil.copy(project / extra, folder / extra)
@@ -167,15 +161,6 @@ def throwaway(project: Path, scripts: list[Path], root: Path) -> Path:
 
 
 _MADE: dict[tuple[str, str], Path] = {}
-_ROOT: list[Path] = []
-
-
-def _private_root() -> Path:
-    """This process's folder for the throwaway repositories, removed when it exits."""
-    if not _ROOT:
-        _ROOT.append(Path(tempfile.mkdtemp(prefix="gdg-bench-shell-")))
-        atexit.register(shutil.rmtree, _ROOT[0], True)
-    return _ROOT[0]
 
 
 def _made(folder: Path, *args: str) -> None:
