@@ -21,6 +21,12 @@ def test_shell_holes_and_oracle():
     assert shell_bench.check(by_kind["remote"], "nowhere main").ghosts == ["nowhere"]
     assert shell_bench.references("make build lint > log && make -n ghost") == [
         ("target", "build"), ("target", "lint"), ("target", "ghost")]
+    # operators written against a word end the command or redirect, as in the shell
+    assert shell_bench.references("git checkout ;fake.f for") == []
+    assert shell_bench.references("git checkout main;make build 2>/dev/null|tee x") == [
+        ("ref", "main"), ("target", "build")]
+    assert shell_bench.references("make lint 2>&1 >>log; git push origin 'v1.2'") == [
+        ("target", "lint"), ("remote", "origin"), ("ref", "v1.2")]
 
 
 def test_make_targets_are_judged_by_make_itself(tmp_path):

@@ -71,8 +71,8 @@ def test_command_lines_name_only_what_exists(branches, remotes, targets, scripts
         # fake's own options come before its subcommand (whose options it never described: open)
         flags = []
         for word in words[1:]:
-            if not word.startswith("-"):
-                break
+            if not word.startswith("-") or word == "--":
+                break  # its subcommand, an operand, or the end of its options
             flags.append(word.split("=")[0])
         assert {f for f in flags if f.startswith("--")} <= set(options), (flags, line)
 

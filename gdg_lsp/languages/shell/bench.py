@@ -42,7 +42,7 @@ _REMOTE_SUBS = ("push", "pull", "fetch")
 _RUN = ("run", "run-script")
 _LITERAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:+-]*\Z")
 TIMEOUT_S = 10
-_REDIRECT = re.compile(r"[0-9&]?(>>|>&|<&|<<<|>|<)")
+_OPERATOR_CHARS = frozenset("();<>|&")
 
 
 def corpus_root(corpus: Path) -> Path:
@@ -65,24 +65,40 @@ def _positionals(words: list[str]) -> list[str]:
     return [w for w in words if not w.startswith("-")]
 
 
-def references(line: str) -> list[tuple[str, str]]:
-    """``(kind, word)`` for each literal argument of a known position on ``line``."""
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        return []
-    found: list[tuple[str, str]] = []
+def _words(line: str) -> list[str]:
+    """The line's words as the shell splits them: quotes removed, a comment dropped, and the
+    control and redirection operators (``;``, ``&&``, ``|``, ``>``, ``2>&1``…) words of their own
+    even when written against a word (``main;make``)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+def _commands(words: list[str]) -> list[list[str]]:
+    """The simple commands of a line's words, without the redirections' operators and files."""
     commands: list[list[str]] = [[]]
     skip = False
     for word in words:
-        if skip:  # the file of a redirection
+        if skip:  # the file (or descriptor) of a redirection
             skip = False
-        elif word in ("&&", "||", ";", "|"):
-            commands.append([])
-        elif _REDIRECT.match(word):
-            skip = _REDIRECT.fullmatch(word) is not None
+        elif set(word) <= _OPERATOR_CHARS and set(word) & set("<>"):
+            skip = True
+            if commands[-1] and commands[-1][-1].isdigit():
+                commands[-1].pop()  # 2>…: the descriptor it redirects, not an argument
+        elif set(word) <= _OPERATOR_CHARS:
+            commands.append([])  # ; && || | & ( ) ;;
         else:
             commands[-1].append(word)
+    return commands
+
+
+def references(line: str) -> list[tuple[str, str]]:
+    """``(kind, word)`` for each literal argument of a known position on ``line``."""
+    try:
+        commands = _commands(_words(line))
+    except ValueError:
+        return []
+    found: list[tuple[str, str]] = []
     for command in commands:
         while command and command[0] in ("sudo", "command", "exec"):
             command = command[1:]
