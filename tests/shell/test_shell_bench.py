@@ -27,6 +27,8 @@ def test_shell_holes_and_oracle():
         ("ref", "main"), ("target", "build")]
     assert shell_bench.references("make lint 2>&1 >>log; git push origin 'v1.2'") == [
         ("target", "lint"), ("remote", "origin"), ("ref", "v1.2")]
+    # '#' begins a comment only at a word's start
+    assert shell_bench.simple_commands("make build#x lint # deploy") == [["make", "build#x", "lint"]]
 
 
 def test_make_targets_are_judged_by_make_itself(tmp_path):

@@ -6,7 +6,6 @@ with ``shlex`` by the bench's oracle, not by the analyzer) is in Γ."""
 
 from __future__ import annotations
 
-import shlex
 from types import MappingProxyType
 
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +18,7 @@ from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages.base import Hole
 from gdg_lsp.languages.shell import members
 from gdg_lsp.languages.shell.analyzer import ShellAnalyzer
-from gdg_lsp.languages.shell.bench import references
+from gdg_lsp.languages.shell.bench import references, simple_commands
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,4}(/[a-z]{1,3})?", fullmatch=True)
 WORD = st.from_regex(r"[a-z][a-z0-9]{0,4}", fullmatch=True)
@@ -64,7 +63,7 @@ def test_command_lines_name_only_what_exists(branches, remotes, targets, scripts
         if kind in known:
             assert word in known[kind], (kind, word, line)
     try:
-        words = shlex.split(line.split("#")[0])
+        words = simple_commands(line)[0]
     except ValueError:
         return  # cut by the budget inside a quote: no whole word to judge past it
     if words[:1] == ["fake"]:

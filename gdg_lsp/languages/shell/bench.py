@@ -66,12 +66,18 @@ def _positionals(words: list[str]) -> list[str]:
 
 
 def _words(line: str) -> list[str]:
-    """The line's words as the shell splits them: quotes removed, a comment dropped, and the
-    control and redirection operators (``;``, ``&&``, ``|``, ``>``, ``2>&1``…) words of their own
-    even when written against a word (``main;make``)."""
+    """The line's words as the shell splits them: quotes removed, a comment (from a word that
+    begins with ``#``) dropped, and the control and redirection operators (``;``, ``&&``, ``|``,
+    ``>``, ``2>&1``…) words of their own even when written against a word (``main;make``)."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    return list(lexer)
+    lexer.commenters = ""  # shlex ends a word at any '#'; the shell only starts a comment with one
+    words = []
+    for word in lexer:
+        if word.startswith("#"):
+            break
+        words.append(word)
+    return words
 
 
 def _commands(words: list[str]) -> list[list[str]]:
@@ -92,10 +98,16 @@ def _commands(words: list[str]) -> list[list[str]]:
     return commands
 
 
+def simple_commands(line: str) -> list[list[str]]:
+    """The words of each simple command on ``line``, as the shell reads them (operators end a
+    word, redirections and their files are left out); ValueError if a quote is not closed."""
+    return _commands(_words(line))
+
+
 def references(line: str) -> list[tuple[str, str]]:
     """``(kind, word)`` for each literal argument of a known position on ``line``."""
     try:
-        commands = _commands(_words(line))
+        commands = simple_commands(line)
     except ValueError:
         return []
     found: list[tuple[str, str]] = []

@@ -54,7 +54,7 @@ class Role:
     lead: tuple[str, ...] = ()
     """Words one of which follows the subcommand (``-d``, ``remove``); their member excludes them elsewhere."""
     colon: bool = False
-    """``src:dst`` refspecs (git push)."""
+    """``src:dst`` refspecs after the first argument (git push: the remote, then refspecs)."""
 
     @property
     def label(self) -> str:
