@@ -46,3 +46,6 @@ def test_jq_holes_and_oracle():
     assert jq_bench.ghosts(".items[].nmae", {"items": [{"name": 1}]}) == ["nmae"]
     assert jq_bench.ghosts("{x: .nmae}", {"name": 1}) == ["nmae"]
     assert jq_bench.ghosts(".items[].name", {"items": [{"name": 1}]}) == []
+    # a comment reads nothing, whether the program is a path expression or not; a string's '#' is no comment
+    assert jq_bench.ghosts(".name # .nmae", {"name": 1}) == [] and jq_bench.ghosts("..+2#7,.nmae", {"name": 1}) == []
+    assert jq_bench.ghosts('"#" + .nmae', {"name": 1}) == ["nmae"]

@@ -30,6 +30,7 @@ LANGUAGE = "jq"
 HERE_CORPUS = Path(__file__).resolve().parents[3] / "corpus"
 _FIELD = re.compile(r'(?<![\w$.\]])\.([A-Za-z_][A-Za-z0-9_]*)')
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COMMENT = re.compile(r"#[^\n]*")
 
 
 def test_file(corpus: Path) -> Path:
@@ -124,7 +125,7 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
 def ghosts(program: str, data: Any) -> list[str]:
     """Fields ``program`` reads that ``data`` has no key for (see the module docstring)."""
     try:
-        paths = _run(f"[path({program})]", data)[0]
+        paths = _run(f"[path({program}\n)]", data)[0]  # the line break ends a comment the program ends with
     except Exception:
         paths = None
     if paths is not None:
@@ -144,7 +145,7 @@ def ghosts(program: str, data: Any) -> list[str]:
                     break
         return sorted(set(missing))
     keys = _keys(data)
-    masked = _STRING.sub(lambda m: " " * len(m.group()), program)
+    masked = _COMMENT.sub("", _STRING.sub(lambda m: " " * len(m.group()), program))
     return sorted({m.group(1) for m in _FIELD.finditer(masked) if m.group(1) not in keys})
 
 
