@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GrammarError
 from gdg_lsp.fragments import ebnf
 from gdg_lsp.grammar.dialects import CharSet, distinct_names, parse_class
@@ -95,10 +96,13 @@ def _literal_pieces(expr: ebnf.Lit) -> ebnf.Seq | None:
     pieces = _PIECES.findall(expr.text)
     if len(pieces) < 2:
         return None
-    return _PIECE_CACHE.setdefault(expr.text, ebnf.Seq(tuple(ebnf.Lit(p) for p in pieces)))
+    split = _PIECE_CACHE.get(expr.text)
+    return split if split is not None else _PIECE_CACHE.put(expr.text, ebnf.Seq(tuple(ebnf.Lit(p) for p in pieces)))
 
 
-_PIECE_CACHE: dict[str, ebnf.Seq] = {}
+_PIECE_CACHE: BoundedCache[str, ebnf.Seq] = BoundedCache("grammar.lark-literal-pieces", 4096)
+"""Literals split once each: the built-in fragments hold a few hundred, users' fragment files
+(hot-reloaded) add theirs, so the map is bounded like every other cache."""
 
 
 def _blank_run(expr: Expr) -> Blank | None:
