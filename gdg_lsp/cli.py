@@ -193,7 +193,11 @@ def _setup_logging(level: str, log_file: Path | None, stream) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from gdg_lsp import heap
     from gdg_lsp.server import create_server
+
+    heap.settle_after_loads()  # this process is the server: see heap.py
+    heap.watch()
 
     if args.tcp:
         from gdg_lsp.server import tcp

@@ -187,6 +187,7 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
         "answered_share": round(answered / asks, 3) if asks else 0.0,
         "decodes_per_ask": round((status["worker"]["decodes"] - decodes_before) / asks, 3) if asks else 0.0,
         "reuse": status.get("reuse"),
+        "heap": status.get("heap"),
     })
     out["targets"] = _targets(out)
     return out
@@ -294,6 +295,10 @@ def render(editor: dict[str, Any]) -> list[str]:
         ("asks answered non-empty", f"{editor['answered_share']:.0%} of {editor['asks']}"),
         ("decodes per ask", f"{editor['decodes_per_ask']:.2f}"),
     ]
+    heap = editor.get("heap") or {}
+    if heap.get("longestPauseMs"):
+        rows.append(("server heap: frozen objects; full collections; longest full-collection pause",
+                     f"{heap['frozenObjects']:,}; {heap['collections'][2]}; {heap['longestPauseMs'][2]:.1f} ms"))
     lines = [f"### editor: typing replayed over stdio ({editor['holes']} holes, default budget, constraint "
              f"{editor['constraint']})", "",
              "| measure | value |", "|---|---|"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from gdg_lsp import heap
 from gdg_lsp.caches import all_stats
 from gdg_lsp.server.handlers import handles, param, timings_payload
 from gdg_lsp.server.scheduler import SUPERSEDED
@@ -32,6 +33,7 @@ def register(server) -> None:
         payload["caches"] = [stats.payload() for stats in all_stats()]
         payload["handlersMs"] = timings_payload()
         payload["analysis"] = ls.session.scheduler.stats.payload()
+        payload["heap"] = heap.payload()
         return payload
 
     @server.feature("gdg/explain")

@@ -31,6 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gdg_lsp import heap
 from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.latency import summary_ms
@@ -270,6 +271,7 @@ class DecodeWorker:
         self.service = service
         self._pool.set_limit(service.concurrency)
         self._loaded_for = key
+        heap.after_load()
         if settings.backend != "remote":  # a remote service reports its own state (engine or fallback)
             self._set_state(WorkerState("ready", f"{service.model} ready on {service.device}", service.model,
                                         service.device, time.perf_counter() - began))

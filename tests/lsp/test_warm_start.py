@@ -40,6 +40,11 @@ def test_model_load_is_reported_with_work_done_progress(tmp_path):
         assert kinds[0] == "begin" and kinds[-1] == "end" and kinds.count("end") == 1
         status = client.wait_for(lambda m: m.get("method") == "gdg/status" and m["params"]["state"] == "ready", 10)
         assert status["params"]["model"] == "random-3"
+        # a server process settles its heap after the load: the model and libraries are out of the
+        # collector's reach, so a full collection no longer walks them (gdg_lsp/heap.py)
+        heap = client.request(900, "gdg/status", {})["result"]["heap"]
+        assert heap["frozenObjects"] > 10_000 and len(heap["collections"]) == 3
+        assert len(heap["longestPauseMs"]) == 3 and all(ms >= 0 for ms in heap["longestPauseMs"])
     finally:
         assert client.close() == 0
 

@@ -199,6 +199,7 @@ def test_editor_replay_over_stdio(report):
     assert set(e["targets"]) == set(editor.TARGETS)
     assert all(t["met"] == (t["value"] is not None and t["value"] <= t["limit"]) for t in e["targets"].values())
     assert e["server_exit_code"] == 0
+    assert e["heap"]["frozenObjects"] > 0 and e["heap"]["longestPauseMs"][2] >= 0  # the server settled its heap
     assert "### editor: typing replayed over stdio" in perf.render(report)
     ahead = e["work_ahead"]  # gdg.workAhead on and off, one new line each in the quick form
     for arm in ("on", "off"):
