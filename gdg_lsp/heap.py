@@ -13,7 +13,7 @@ call ``settle_after_loads``): in a process that runs other work too (tests, benc
 create servers in process), whatever was alive at a load would be frozen with it.
 
 ``payload`` is what ``gdg/status`` reports: the frozen objects, and per generation the
-collections and the longest pause seen since the process began.
+collections and the longest pause since the last model load.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ _settle_after_loads = False
 _lock = threading.Lock()
 _began: float | None = None
 _longest_ms = [0.0, 0.0, 0.0]
+_collections_at_load = [0, 0, 0]
 _watching = False
 
 
@@ -36,9 +37,13 @@ def settle_after_loads() -> None:
 
 
 def after_load() -> None:
-    """A model was loaded: settle the heap if this process is a server of its own."""
+    """A model was loaded: settle the heap if this process is a server of its own, and count
+    the collector's work from here (the load's own collections say nothing about serving)."""
     if _settle_after_loads:
         settle()
+    with _lock:
+        _longest_ms[:] = [0.0, 0.0, 0.0]
+        _collections_at_load[:] = [generation["collections"] for generation in gc.get_stats()]
 
 
 def settle() -> None:
@@ -69,7 +74,10 @@ def _on_collection(phase: str, info: dict) -> None:
 
 
 def payload() -> dict:
-    """The heap as ``gdg/status`` reports it."""
-    return {"frozenObjects": gc.get_freeze_count(),
-            "collections": [generation["collections"] for generation in gc.get_stats()],
-            "longestPauseMs": [round(ms, 2) for ms in _longest_ms] if _watching else None}
+    """The heap as ``gdg/status`` reports it: the collections per generation and the longest
+    pause of each since the last model load (since the process began before any load)."""
+    with _lock:
+        return {"frozenObjects": gc.get_freeze_count(),
+                "collections": [generation["collections"] - at_load
+                                for generation, at_load in zip(gc.get_stats(), _collections_at_load)],
+                "longestPauseMs": [round(ms, 2) for ms in _longest_ms] if _watching else None}
