@@ -149,12 +149,18 @@ class Receiver:
     kind: str
 
 
+def run_start(text: str, end: int, also: str = "_") -> int:
+    """Where the run of letters, digits and ``also`` characters that ends at ``end`` begins
+    (``end`` itself when ``text[end - 1]`` is none of them)."""
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in also):
+        start -= 1
+    return start
+
+
 def dotted_name_before(text: str, dot: int) -> str | None:
     """The dotted name ending just before ``text[dot] == "."`` (``os.path`` in ``os.path.``)."""
-    start = dot
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
-        start -= 1
-    name = text[start:dot]
+    name = text[run_start(text, dot, "_."):dot]
     return name if name and all(part.isidentifier() for part in name.split(".")) else None
 
 

@@ -6,6 +6,7 @@ import logging
 
 from lsprotocol import types
 
+from gdg_lsp.languages.base import run_start
 from gdg_lsp.server import problems
 from gdg_lsp.server.handlers import handles
 
@@ -55,9 +56,7 @@ def register(server) -> None:
             return empty
         analyzer, offset = found
         text = doc.text
-        start = offset
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-            start -= 1
+        start = run_start(text, offset)
         prefix = text[start:offset]
         receiver = None
         if start > 0 and text[start - 1] == ".":

@@ -23,7 +23,7 @@ from typing import Any
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
-from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, Receiver, WorkspaceContext
+from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, Receiver, WorkspaceContext, run_start
 from gdg_lsp.languages.jq import inputs as jq_inputs
 from gdg_lsp.languages.jq.flow import Flow, walk
 from gdg_lsp.languages.jq.lexer import significant, tokenize
@@ -307,10 +307,7 @@ class JqAnalyzer(Analyzer):
     def receiver_before(self, text: str, dot: int) -> Receiver | None:
         """The data path before the dot: the fields under it (``.items[]`` in ``.items[].``;
         Γ's Field bindings name their ``parent`` path that way)."""
-        start = dot
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in '_.[]"'):
-            start -= 1
-        path = text[start:dot]
+        path = text[run_start(text, dot, '_.[]"'):dot]
         return Receiver(path, "fields") if path.startswith(".") else None
 
     def trim_partial(self, text: str, gamma: Gamma) -> str:

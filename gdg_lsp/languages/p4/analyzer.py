@@ -32,6 +32,7 @@ from gdg_lsp.languages.base import (
     NoHole,
     StatementEffects,
     WorkspaceContext,
+    run_start,
 )
 from gdg_lsp.languages.p4 import blocks as p4_blocks
 from gdg_lsp.languages.p4.check import check
@@ -372,9 +373,7 @@ class P4Analyzer(Analyzer):
 
     def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
         text = snapshot.text
-        start = offset
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
-            start -= 1
+        start = run_start(text, offset, "_.")
         end = offset
         while end < len(text) and (text[end].isalnum() or text[end] == "_"):
             end += 1

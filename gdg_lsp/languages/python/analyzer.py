@@ -34,6 +34,7 @@ from gdg_lsp.languages.base import (
     StatementEffects,
     ThreadParser,
     WorkspaceContext,
+    run_start,
 )
 from gdg_lsp.languages.python import cache as python_cache
 from gdg_lsp.languages.python import classes as python_classes
@@ -786,9 +787,7 @@ class PythonAnalyzer(Analyzer):
 
     def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
         text = snapshot.text
-        start = offset
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-            start -= 1
+        start = run_start(text, offset)
         end = offset
         while end < len(text) and (text[end].isalnum() or text[end] == "_"):
             end += 1
