@@ -251,7 +251,7 @@ def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: 
     for arm, values in arms.items():
         result[arm] = {**_summary(values["ms"]),
                        "prefilled_tokens_p50": _p50(values["prefilled"]),
-                       "keys_typed_p50": round(percentile(values["keys"], 0.5), 1) if values["keys"] else 0,
+                       "keys_typed_p50": _p50(values["keys"]) or 0,
                        "answered_share": round(sum(values["answered"]) / len(values["answered"]), 3)
                        if values["answered"] else 0.0,
                        "decoded_tokens_p50": _p50(values["decoded"]),

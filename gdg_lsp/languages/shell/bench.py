@@ -4,10 +4,10 @@ Holes: in the corpus scripts (``corpus/shell/<owner>/<repo>/``, see its
 SOURCES.md), each command whose argument names a ref, a remote, a make target
 or an npm script, cut at that argument: the document keeps every other line,
 the hole's line keeps what precedes the argument. The script is placed in a
-throwaway repository made for its project (in a private folder of the
-process's own, under the system's temporary folder): a real git repository whose branches and tags are the project's
-default branch plus every ref its scripts name, whose remotes are those its
-scripts push to, beside a copy of the project's Makefile and package.json.
+throwaway repository made for its project (in the process's own scratch folder,
+``cases.scratch_folder``): a real git repository whose branches and tags are the
+project's default branch plus every ref its scripts name, whose remotes are those
+its scripts push to, beside a copy of the project's Makefile and package.json.
 
 Oracle (shares nothing with the analyzer): the filled line is split with
 ``shlex``; the arguments of ``git checkout|switch|merge|rebase|cherry-pick``
