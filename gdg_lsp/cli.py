@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
 
     bench = sub.add_parser("bench", help="quality, performance and stress benchmarks")
-    bench.add_argument("kind", choices=("quality", "perf", "stress"))
+    bench.add_argument("kind", choices=("quality", "perf", "stress", "costs"))
     bench.add_argument("args", nargs=argparse.REMAINDER, help="options of the benchmark (see --help after the kind)")
     return parser
 

@@ -1,9 +1,10 @@
-"""Benchmarks: ``gdg-lsp bench quality|perf|stress``.
+"""Benchmarks: ``gdg-lsp bench quality|perf|stress|costs``.
 
 - quality: holes cut from real code, none/syntax/scope arms, independent oracles
   (one plug-in module per language: ``gdg_lsp.bench.<language>``);
 - perf: speed and memory of each stage, side by side, in one run;
-- stress: hostile input and cancellation storms against a live server.
+- stress: hostile input and cancellation storms against a live server;
+- costs: what workspace data an attacker picks makes one request cost, beside its bound.
 """
 
 from __future__ import annotations
@@ -22,4 +23,8 @@ def main(kind: str, argv: list[str]) -> int:
         from gdg_lsp.bench.stress import main as stress
 
         return stress(argv)
+    if kind == "costs":
+        from gdg_lsp.bench.costs import main as costs
+
+        return costs(argv)
     raise SystemExit(f"unknown benchmark {kind!r}")
