@@ -10,6 +10,7 @@ import sys
 import tempfile
 
 from gdg_lsp import __version__, languages
+from gdg_lsp.private_folder import NotPrivate, private_folder
 
 
 def _line(ok: bool | None, what: str, detail: str = "") -> bool:
@@ -55,10 +56,12 @@ def run_doctor() -> int:
 
     root = service.cache_root()
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        private_folder(root)
         with tempfile.NamedTemporaryFile(dir=root):
             pass
         _line(True, "cache folder", str(root))
+    except NotPrivate as err:
+        ok &= _line(False, "cache folder", f"{err}: its conversions are not used; set GDG_LSP_CACHE_DIR to a folder of your own")
     except OSError as err:
         ok &= _line(False, "cache folder", f"{root} is not writable ({err}); set GDG_LSP_CACHE_DIR")
 

@@ -17,6 +17,7 @@ link check applies.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -73,3 +74,12 @@ def private_folder(path: str | os.PathLike[str]) -> Path:
     if not folder.is_dir():
         raise NotPrivate(f"{folder} is not a folder")
     return folder
+
+
+def remove_entry(path: str | os.PathLike[str]) -> None:
+    """Take away what lies at ``path`` in a private folder before an entry is rebuilt there:
+    a link itself (never what it points to), a file, or a folder with what it holds."""
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.lexists(path):
+        shutil.rmtree(path)

@@ -12,10 +12,19 @@
 A GGUF file is converted on first use (``gguf_convert`` for Llama-architecture
 files, transformers' loader for the rest) and the converted weights are
 cached, so later starts load in about a second. Nothing is ever downloaded.
+
+The cache (``$GDG_LSP_CACHE_DIR``, else ``$XDG_CACHE_HOME/gdg-lsp`` or
+``~/.cache/gdg-lsp``) holds weights the server decodes with as its own, so only
+this user may write it (``gdg_lsp.private_folder``): it is created 0700, a
+converted folder is used only when it and every file in it are this user's, not
+links and not writable by others (otherwise it is converted again, and the log
+says why), and when the cache folder itself is not private the conversion goes
+to a temporary folder of this process instead.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import logging
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gdg_lsp.errors import ModelUnavailableError
+from gdg_lsp.private_folder import NotPrivate, private_folder, remove_entry, why_not_private
 
 Progress = Callable[[str, int | None], None]
 log = logging.getLogger(__name__)
@@ -109,6 +119,50 @@ def converted_dir(spec: ModelSpec) -> Path:
         handle.seek(max(0, size - (1 << 20)))
         digest.update(handle.read(1 << 20))
     return cache_root() / "models" / f"{spec.path.stem}-{digest.hexdigest()[:16]}"
+
+
+def _untrusted(folder: Path) -> str | None:
+    """Why the converted folder (or the cache folders above it) could hold another user's
+    work (None: all of it is this user's alone, or nothing is there)."""
+    for path in (cache_root(), folder.parent, folder):
+        if (why := why_not_private(path)) is not None:
+            return why
+    for parent, folders, files in os.walk(folder):  # links are not followed, and are judged here
+        for name in (*folders, *files):
+            if (why := why_not_private(os.path.join(parent, name))) is not None:
+                return why
+    return None
+
+
+def cached_conversion(spec: ModelSpec) -> Path | None:
+    """The converted folder of the GGUF file ``spec`` when it is complete and this user's
+    own; None when it must be converted (again: a folder others could have written is
+    never read, and the log says why)."""
+    folder = converted_dir(spec)
+    if not os.path.lexists(folder):
+        return None
+    if (why := _untrusted(folder)) is not None:
+        log.warning("the converted model in %s is not used: %s; it is converted again", folder, why)
+        return None
+    return folder if (folder / "config.json").is_file() else None
+
+
+def _conversion_target(spec: ModelSpec) -> Path:
+    """Where to convert ``spec``: its place in the cache, made private and cleared of what
+    was there; a temporary folder of this process when the cache cannot be trusted."""
+    folder = converted_dir(spec)
+    try:
+        private_folder(cache_root())
+        private_folder(folder.parent)
+        remove_entry(folder)
+        return folder
+    except (NotPrivate, OSError) as err:
+        scratch = Path(tempfile.mkdtemp(prefix="gdg-lsp-model-"))
+        atexit.register(shutil.rmtree, scratch, True)
+        log.warning("the model cache %s is not used (%s): %s is converted into %s for this process only; "
+                    "`chmod 700` the cache folder, or set GDG_LSP_CACHE_DIR to a folder of your own",
+                    folder.parent, err, spec.path.name, scratch)
+        return scratch / folder.name
 
 
 def _offline() -> None:
@@ -248,8 +302,9 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
     hf_logging.set_verbosity_error()
     folder = spec.path
     if spec.kind == "gguf":
-        folder = converted_dir(spec)
-        if not (folder / "config.json").is_file():
+        folder = cached_conversion(spec)
+        if folder is None:
+            folder = _conversion_target(spec)
             try:
                 _convert_gguf(spec, folder, progress)
             except Exception as err:
@@ -324,9 +379,9 @@ def random_default(seed: int):
 
     _offline()
     spec = resolve("default")
-    converted = converted_dir(spec)
+    converted = cached_conversion(spec)
     try:
-        if (converted / "tokenizer.json").is_file():
+        if converted is not None and (converted / "tokenizer.json").is_file():
             tokenizer = AutoTokenizer.from_pretrained(str(converted), local_files_only=True)
         else:
             tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)

@@ -36,13 +36,17 @@ def default_tokenizer_dir() -> Path:
     from gdg_lsp.backends import models
 
     spec = models.resolve("default")
-    converted = models.converted_dir(spec)
-    if (converted / "tokenizer.json").is_file():
+    converted = models.cached_conversion(spec)
+    if converted is not None and (converted / "tokenizer.json").is_file():
         return converted
     from transformers import AutoTokenizer
 
+    from gdg_lsp.private_folder import private_folder, remove_entry, why_not_private
+
     models._offline()
-    target = models.cache_root() / "tokenizers" / converted.name
+    target = private_folder(models.cache_root() / "tokenizers") / models.converted_dir(spec).name
+    if why_not_private(target) is not None:  # not this user's own work: made again
+        remove_entry(target)
     if not (target / "tokenizer.json").is_file():
         tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
         tokenizer.save_pretrained(str(target))

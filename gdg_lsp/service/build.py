@@ -177,7 +177,7 @@ def model_info(setting: str | None) -> ModelInfo:
 
     spec = models.resolve(setting)
     converted = models.converted_dir(spec) if spec.kind == "gguf" else None
-    ready = converted is None or (converted / "config.json").is_file()
+    ready = converted is None or models.cached_conversion(spec) is not None
     return ModelInfo(spec.name, spec.describe(), converted, ready, models.cache_root())
 
 

@@ -175,9 +175,9 @@ def default_tokens() -> FragmentEngine | None:
         from gdg_lsp.vocab import HFVocabulary
 
         spec = models.resolve("default")
-        converted = models.converted_dir(spec)
+        converted = models.cached_conversion(spec)
         models._offline()
-        if (converted / "tokenizer.json").is_file():
+        if converted is not None and (converted / "tokenizer.json").is_file():
             tokenizer = AutoTokenizer.from_pretrained(str(converted), local_files_only=True)
         else:
             tokenizer = AutoTokenizer.from_pretrained(str(spec.path.parent), gguf_file=spec.path.name)
