@@ -130,10 +130,39 @@ class JqSettings:
 
 
 @attrs.define(frozen=True)
+class FragmentClaim:
+    """One entry of ``gdg.fragments.claims``: the user lets a language taught by fragment files
+    take over documents of another language that contain a marker (Triton: Python files that
+    import triton). A fragment file cannot claim them itself (docs/fragments.md)."""
+
+    language: str
+    """The taught language (``triton``)."""
+    claims: str
+    """The language whose documents it takes (``python``)."""
+    contains: list[str] = attrs.field(validator=lambda _, __, value: _markers(value))
+    """Markers: a document of ``claims`` whose text contains one of them is ``language``'s."""
+    corpus: str = ""
+    """A folder of held-out code of ``claims`` the gate runs the fragments on (empty, for Python:
+    the standard library of the server's own interpreter)."""
+
+
+def _markers(value: list[str]) -> None:
+    if not value or not all(0 < len(marker) <= 200 for marker in value):
+        raise ValueError("contains: one or more markers of 1-200 characters")
+
+
+@attrs.define(frozen=True)
 class FragmentsSettings:
     paths: list[str] = _user_only(factory=list)
     """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
     (docs/fragments.md). They may lie outside the workspace: a user setting only."""
+    trusted_folders: list[str] = _user_only(factory=list)
+    """Workspace folders (and the folders inside them) whose ``.gdg/fragments/`` files are loaded
+    without asking. A workspace's fragment files are loaded only with the user's consent: this
+    setting, or the answer to the server's question, remembered per folder in the user's state
+    folder. A user setting only: a workspace cannot trust itself."""
+    claims: list[FragmentClaim] = _user_only(factory=list)
+    """The only way a taught language takes over documents of another language (``claims``)."""
 
 
 @attrs.define(frozen=True)
@@ -302,6 +331,27 @@ def _structure_source(value: Any, _: type) -> SqlSource:
 _converter.register_structure_hook(SqlSource, _structure_source)
 
 
+def _structure_claim(value: Any, _: type) -> FragmentClaim:
+    shape = '{"language": "triton", "claims": "python", "contains": ["import triton"]}'
+    if not isinstance(value, Mapping):
+        raise TypeError(f"must be an object such as {shape}, got {_kind(value)}")
+    if unknown := sorted(set(value) - {f.name for f in attrs.fields(FragmentClaim)}):
+        raise ValueError(f"unknown key {unknown[0]!r} (known: language, claims, contains, corpus)")
+    if missing := [key for key in ("language", "claims", "contains") if key not in value]:
+        raise ValueError(f"needs {', '.join(missing)}, as in {shape}")
+    fields = {}
+    for field in attrs.fields(FragmentClaim):
+        if field.name in value:
+            try:
+                fields[field.name] = _converter.structure(value[field.name], field.type)
+            except Exception as err:
+                raise ValueError(f"{field.name} {_first_message(err)}") from None
+    return FragmentClaim(**fields)
+
+
+_converter.register_structure_hook(FragmentClaim, _structure_claim)
+
+
 def _snake(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
@@ -357,7 +407,7 @@ def from_json(data: Any, base: Settings | None = None) -> tuple[Settings, list[s
     return _converter.structure(current, Settings), problems
 
 
-_ENTRY_LISTS: dict[tuple[str, str], type] = {("sql", "sources"): SqlSource}
+_ENTRY_LISTS: dict[tuple[str, str], type] = {("sql", "sources"): SqlSource, ("fragments", "claims"): FragmentClaim}
 """Lists of objects whose entries are checked one by one: a bad entry is skipped, the others kept."""
 
 _UNSHOWN = ("gdg.sql",)

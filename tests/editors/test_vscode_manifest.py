@@ -75,10 +75,12 @@ def test_enums_match_the_server():
 
 
 CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
-           "gdg.p4.includePaths", "gdg.fragments.paths", "gdg.sql.connections", "gdg.sql.sources")
+           "gdg.p4.includePaths", "gdg.fragments.paths",
+           "gdg.fragments.trustedFolders", "gdg.fragments.claims", "gdg.sql.connections", "gdg.sql.sources")
 """What decides which program runs, whether and where code and a secret leave the machine (a
 database server's DSN may name a client certificate and key to present), and
-which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths)."""
+which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths), and
+whether a workspace's own fragment files may decide what is suggested (trust, claims)."""
 
 
 def test_what_sends_code_away_or_runs_a_program_is_never_taken_from_a_workspace():
@@ -87,6 +89,16 @@ def test_what_sends_code_away_or_runs_a_program_is_never_taken_from_a_workspace(
     props = _properties()
     for key in CONSENT:
         assert props[key].get("scope") in ("machine", "application"), key
+
+
+def test_a_workspace_cannot_trust_its_own_fragment_files():
+    """A cloned repository's .vscode/settings.json naming itself in gdg.fragments.trustedFolders (or
+    granting its language a claim of Python documents) is not read: VS Code takes machine-scoped
+    settings from the user's settings only, and the server hears only what the extension sends."""
+    props = _properties()
+    for key in ("gdg.fragments.trustedFolders", "gdg.fragments.claims"):
+        assert props[key]["scope"] == "machine", key
+        assert props[key]["default"] == []
 
 
 def test_untrusted_workspaces_do_not_start_the_server():

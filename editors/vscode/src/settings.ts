@@ -32,6 +32,8 @@ export const SERVER_KEYS = [
   "sql.prompt",
   "p4.includePaths",
   "fragments.paths",
+  "fragments.trustedFolders",
+  "fragments.claims",
   "tilelang.version",
   "shell.tools",
   "jq.inputs",
