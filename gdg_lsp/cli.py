@@ -1,7 +1,8 @@
 """Command line: the language server, headless completion, explain, model, doctor, bench.
 
     gdg-lsp [--stdio]                 serve LSP on stdin/stdout (what editors run)
-    gdg-lsp --tcp 127.0.0.1:2087      serve LSP on a TCP port (one client at a time)
+    gdg-lsp --tcp 127.0.0.1:2087 --tcp-token-file FILE
+                                      serve LSP on a TCP port (one client at a time, with a token)
     gdg-lsp complete FILE --line L [--col C]
     gdg-lsp explain FILE --line L [--col C]
     gdg-lsp model info|prepare
@@ -59,12 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout (the default)")
     parser.add_argument("--tcp", metavar="HOST:PORT",
                         help="serve LSP over TCP, one client at a time (loopback addresses only, unless "
-                             "--allow-remote-clients)")
+                             "--allow-remote-clients), to clients that send the token (--tcp-token-file or "
+                             "GDG_LSP_TCP_TOKEN) as initializationOptions.gdgToken")
     parser.add_argument("--allow-remote-clients", action="store_true",
                         help="let --tcp listen on an address other machines can reach (a warning is printed)")
     parser.add_argument("--tcp-token-file", type=Path, default=None, metavar="FILE",
-                        help="require this token (the file's first line; the file readable by its owner only) "
-                             "as initializationOptions.gdgToken in a TCP client's initialize request")
+                        help="the token TCP clients must send: the file's first line, 16 characters or more (a "
+                             "file of yours that only you may read: chmod 600). Or set GDG_LSP_TCP_TOKEN; never "
+                             "on the command line, which other users can read")
+    parser.add_argument("--insecure-no-token", action="store_true",
+                        help="serve --tcp without a token: any local user can connect (warned at every start)")
+    parser.add_argument("--tcp-settings", type=Path, default=None, metavar="FILE",
+                        help="JSON gdg.* settings for every TCP client's session; the ones that choose a program, "
+                             "a model or folder to load, or where code goes (gdg.python.interpreter, gdg.shell.tools, "
+                             "gdg.model...) are taken only from here, never from a client")
     parser.add_argument("--allow-api-key-env", action="append", default=[], metavar="NAME",
                         help="let gdg.remote.apiKeyEnv name this variable although its name does not start with "
                              "GDG_ (repeatable; see docs/RELIABILITY.md, Trust)")
@@ -205,30 +214,40 @@ def _serve(args: argparse.Namespace) -> int:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
             raise GdgError(f"--tcp expects HOST:PORT, got {args.tcp!r}")
+        own = _settings_from(_settings_file(args.tcp_settings)) if args.tcp_settings is not None else None
         tcp.serve(lambda: create_server(dev=args.dev), host, int(port), allow_remote=args.allow_remote_clients,
-                  token_file=args.tcp_token_file)
-    else:
-        if args.allow_remote_clients or args.tcp_token_file:
-            raise GdgError("--allow-remote-clients and --tcp-token-file go with --tcp")
-        create_server(dev=args.dev).start_io()
-    return 0
+                  token_file=args.tcp_token_file, insecure=args.insecure_no_token, own_settings=own)
+        return 0
+    if args.allow_remote_clients or args.tcp_token_file or args.insecure_no_token or args.tcp_settings:
+        raise GdgError("--allow-remote-clients, --tcp-token-file, --insecure-no-token and --tcp-settings go with --tcp")
+    server = create_server(dev=args.dev)
+    server.start_io()
+    return server.protocol.exit_code  # 1 after an exit without shutdown (LSP)
 
 
 def _settings_for(args: argparse.Namespace):
-    from gdg_lsp.settings import from_json
-
-    data: dict = {}
-    if args.settings is not None:
-        try:
-            data = json.loads(args.settings.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise GdgError(f"cannot read settings file {args.settings}: {err}") from err
     overrides = {
         "constraint": args.constraint, "model": args.model, "device": args.device,
         "maxTokens": args.max_tokens, "maxLines": args.max_lines, "timeoutMs": args.timeout_ms,
         "threads": args.threads, "engine": args.engine, "grammarEngine": args.grammar_engine,
     }
-    data = {**(data.get("gdg", data) if isinstance(data, dict) else {}), **{k: v for k, v in overrides.items() if v is not None}}
+    return _settings_from({**_settings_file(args.settings), **{k: v for k, v in overrides.items() if v is not None}})
+
+
+def _settings_file(path: Path | None) -> dict:
+    """The ``gdg`` section of a JSON settings file (``--settings``, ``--tcp-settings``)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise GdgError(f"cannot read settings file {path}: {err}") from err
+    return data.get("gdg", data) if isinstance(data, dict) else {}
+
+
+def _settings_from(data: dict):
+    from gdg_lsp.settings import from_json
+
     settings, problems = from_json(data)
     for problem in problems:
         print(f"gdg-lsp: warning: {problem}", file=sys.stderr)

@@ -185,15 +185,19 @@ class GdgProtocol(LanguageServerProtocol):
 
     on_exit: Callable[[int], None] | None = None
     """Set by the TCP server: ``exit`` ends that client's session, not the process."""
+    exit_code = 0
+    """What the process ends with (``cli``): after ``exit``, 0 when ``shutdown`` came first and 1
+    otherwise (LSP); pygls' own ``sys.exit`` inside the event loop is caught by the stdio loop."""
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args):
+        self.exit_code = 0 if self._shutdown else 1
         if self.on_exit is None:
             yield from super().lsp_exit(*args)
             return
         if (handler := self.fm.features.get(types.EXIT)) is not None:
             yield handler, args, None
-        self.on_exit(0 if self._shutdown else 1)
+        self.on_exit(self.exit_code)
 
     # -- documents go to our store only ----------------------------------------------
 

@@ -30,7 +30,7 @@ from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
 from gdg_lsp.service.recent import RecentEdits
 from gdg_lsp.service.suggestion_reuse import SuggestionReuse
-from gdg_lsp.settings import Settings, from_json
+from gdg_lsp.settings import Settings, from_json, keep_user_only
 
 if TYPE_CHECKING:
     from gdg_lsp.server import GdgLanguageServer
@@ -74,12 +74,24 @@ class Session:
         edit before it cancels it)."""
         self.fragments = FragmentLibrary()
         """Users' fragment files (server/fragment_files.py)."""
+        self.own_settings: Settings | None = None
+        """Set by the TCP server: the settings of the server's own command line. The client's
+        settings apply over them, except the user-only ones (a program, a model or folder to
+        load, where code goes: ``settings.keep_user_only``), which the client cannot change."""
+        self._ignored_settings: set[str] = set()
 
     # -- settings & workspace ----------------------------------------------------------
 
     def apply_settings(self, data: Any, *, initial: bool = False) -> None:
         previous = self.settings
-        settings, problems = from_json(data, base=Settings() if initial else self.settings)
+        settings, problems = from_json(data, base=(self.own_settings or Settings()) if initial else self.settings)
+        if self.own_settings is not None:
+            settings, ignored = keep_user_only(settings, self.own_settings)
+            if unsaid := [name for name in ignored if name not in self._ignored_settings]:
+                self._ignored_settings.update(unsaid)
+                problems.append(f"{', '.join(unsaid)} ignored: over TCP the settings that choose a program, a model "
+                                f"or a folder to load, or where code goes are taken only from the server's own "
+                                f"--tcp-settings file")
         self.settings = settings
         self.workspace.settings = settings
         for problem in problems:

@@ -12,14 +12,25 @@
   (documents, settings, model); when the client disconnects, sends ``exit``, or
   breaks the stream, its session ends and the next client is served. The process
   runs until it is stopped (Ctrl-C, SIGTERM).
-- **Token** (``--tcp-token-file FILE``, for anything beyond loopback): the file's
-  first line is the token (the file must be readable by its owner only). The
-  client's first message must be ``initialize`` with
-  ``initializationOptions.gdgToken`` equal to it; the token is removed before the
-  server sees the options. Anything else (another method first, a wrong token,
-  nothing within ``FIRST_MESSAGE_SECONDS``) is answered with an error, if it was a
-  request, and the connection is closed after a pause; nothing of it reaches the
-  server. Comparisons take constant time.
+- **Token, always**: a client's first message must be ``initialize`` with
+  ``initializationOptions.gdgToken`` equal to the server's token; the token is removed
+  before the server sees the options. Anything else (another method first, a wrong
+  token, nothing within ``FIRST_MESSAGE_SECONDS``) is answered with an error, if it was
+  a request, and the connection is closed after a pause; nothing of it reaches the
+  server. Comparisons take constant time. The token is the first line of
+  ``--tcp-token-file FILE`` (a regular file of this user's, mode 0600 or stricter) or
+  the environment variable ``GDG_LSP_TCP_TOKEN`` (removed from the environment once
+  read, so no program the server starts inherits it); never a command-line argument,
+  which every local user can read in the process list. Without one ``--tcp`` is
+  refused, unless ``--insecure-no-token`` is given: then any local user may connect,
+  and every start says so (stderr and the log).
+- **What a client cannot choose**: the settings only the user chooses (``settings.USER_ONLY``:
+  ``gdg.python.interpreter``, ``gdg.shell.tools``, ``gdg.model``, ``gdg.fragments.paths``,
+  ``gdg.p4.includePaths``, ``gdg.sql.*`` sources, ``gdg.backend``, ``gdg.remote.url``
+  and ``apiKeyEnv``) come only from the server's own ``--tcp-settings FILE`` (or their
+  defaults), token or not: a token travels in the clear, and whoever holds it should
+  read names, not run programs as the server's user. A client's values for them are
+  ignored with one warning naming them. Its other settings apply over the file's.
 """
 
 from __future__ import annotations
@@ -31,13 +42,15 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from gdg_lsp.boundary import Refused, read_bounded
 from gdg_lsp.consent import is_loopback
 from gdg_lsp.errors import GdgError
 from gdg_lsp.server import transport
+from gdg_lsp.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -57,22 +70,56 @@ def check_address(host: str, allow_remote: bool) -> str | None:
         return None
     return (f"--tcp {host}: gdg-lsp listens on loopback addresses only (127.0.0.1, ::1, localhost); "
             f"anyone who reaches {host} could use this server. Pass --allow-remote-clients to listen there "
-            f"anyway (with --tcp-token-file to require a token)")
+            f"anyway")
+
+
+TOKEN_ENV = "GDG_LSP_TCP_TOKEN"
+MAX_TOKEN_FILE_BYTES = 4096
+NO_TOKEN = (f"--tcp needs a token, so that only you can use this server: put one (16 characters or more) in a "
+            f"file only you can read and pass --tcp-token-file FILE, or set {TOKEN_ENV}; clients send it as "
+            f"initializationOptions.{TOKEN_OPTION}. --insecure-no-token serves without one (any local user "
+            f"could connect)")
 
 
 def read_token(path: Path) -> str:
-    """The first line of the token file; refused when others may read it or it is empty."""
+    """The first line of the token file; refused when it is not this user's own regular file,
+    others may read or write it, or the token is short."""
     try:
-        info = path.stat()
-        token = path.read_text(encoding="utf-8").splitlines()[0].strip() if path.stat().st_size else ""
-    except (OSError, UnicodeDecodeError, IndexError) as err:
+        info = os.lstat(path)
+        if os.name == "posix" and info.st_uid != os.getuid():
+            raise GdgError(f"the token file {path} belongs to another user (id {info.st_uid}): whoever wrote it "
+                           f"knows the token")
+        if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise GdgError(f"the token file {path} may be read by others (mode {stat.filemode(info.st_mode)}); "
+                           f"chmod 600 it")
+        data = read_bounded(path, MAX_TOKEN_FILE_BYTES)
+        token = data.decode("utf-8").splitlines()[0].strip() if data.strip() else ""
+    except (OSError, Refused, UnicodeDecodeError) as err:
         raise GdgError(f"cannot read the token file {path}: {err}") from err
-    if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise GdgError(f"the token file {path} may be read by others (mode {stat.filemode(info.st_mode)}); "
-                       f"chmod 600 it")
+    return _checked(token, f"the token in {path}")
+
+
+def _checked(token: str, where: str) -> str:
     if len(token) < 16:
-        raise GdgError(f"the token in {path} is empty or shorter than 16 characters")
+        raise GdgError(f"{where} is empty or shorter than 16 characters")
     return token
+
+
+def token_for(token_file: Path | None, environ: MutableMapping[str, str], insecure: bool) -> str | None:
+    """The token clients must send: from the file or the environment (taken out of it);
+    None only with ``insecure``. GdgError when there is none, or two."""
+    from_env = environ.pop(TOKEN_ENV, None)
+    if token_file is not None and from_env is not None:
+        raise GdgError(f"the token is given twice (--tcp-token-file and {TOKEN_ENV}): give it one way")
+    if insecure and (token_file is not None or from_env is not None):
+        raise GdgError("--insecure-no-token goes without a token; a token was given as well")
+    if token_file is not None:
+        return read_token(token_file)
+    if from_env is not None:
+        return _checked(from_env.strip(), f"the token in {TOKEN_ENV}")
+    if insecure:
+        return None
+    raise GdgError(NO_TOKEN)
 
 
 def _frame(message: dict[str, Any]) -> bytes:
@@ -83,11 +130,13 @@ def _frame(message: dict[str, Any]) -> bytes:
 class TcpServer:
     """Accepts connections on ``host:port``; each client is served by ``make_server()``'s server."""
 
-    def __init__(self, make_server: Callable[[], Any], host: str, port: int, token: str | None = None) -> None:
+    def __init__(self, make_server: Callable[[], Any], host: str, port: int, token: str | None,
+                 own_settings: Settings | None = None) -> None:
         self._make_server = make_server
         self.host = host
         self.port = port
         self._token = token
+        self._own_settings = own_settings or Settings()
         self._busy = False
         self._free: asyncio.Event | None = None
         self.served = 0
@@ -143,6 +192,7 @@ class TcpServer:
             if first is None:
                 return
         server = self._make_server()
+        server.session.own_settings = self._own_settings
         self.served += 1
         log.info("serving client %s", peer)
         ended = asyncio.Event()
@@ -203,17 +253,25 @@ async def _close(writer: asyncio.StreamWriter) -> None:
 
 
 def serve(make_server: Callable[[], Any], host: str, port: int, *, allow_remote: bool = False,
-          token_file: Path | None = None) -> None:
-    """Listen on ``host:port`` until stopped; what is refused raises GdgError first."""
+          token_file: Path | None = None, insecure: bool = False, own_settings: Settings | None = None) -> None:
+    """Listen on ``host:port`` until stopped; what is refused raises GdgError first. ``insecure``
+    serves without a token (``--insecure-no-token``), said at every start."""
     if (why := check_address(host, allow_remote)) is not None:
         raise GdgError(why)
-    token = read_token(token_file) if token_file is not None else None
+    token = token_for(token_file, os.environ, insecure)
+    warnings = []
+    if token is None:
+        warnings.append(f"gdg-lsp: warning: --insecure-no-token: any user of this machine"
+                        f"{'' if is_loopback(host) else ' and anyone who reaches ' + host} can connect to port "
+                        f"{port} and read the names of the workspace it opens (the settings that choose programs "
+                        f"and folders still come from --tcp-settings only)")
     if not is_loopback(host):
-        warning = (f"gdg-lsp: warning: listening on {host}:{port}, beyond this machine: whoever reaches it "
-                   f"can read the names of the workspace" + ("" if token else " (no --tcp-token-file: no token is asked)"))
+        warnings.append(f"gdg-lsp: warning: listening on {host}:{port}, beyond this machine: whoever reaches it "
+                        f"can read the names of the workspace, and the token travels unencrypted")
+    for warning in warnings:
         print(warning, file=sys.stderr)
         log.warning("%s", warning)
     try:
-        asyncio.run(TcpServer(make_server, host.strip("[]"), port, token).run())
+        asyncio.run(TcpServer(make_server, host.strip("[]"), port, token, own_settings).run())
     except (KeyboardInterrupt, SystemExit):
         pass

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 NO_MODEL = {"model": "/nonexistent/gdg-test-model.gguf"}
+TOKEN = "gdg-test-token-of-the-tcp-tests"
 
 
 def free_port() -> int:
@@ -18,10 +22,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(*args: str, port: int | None = None, host: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
+def server_files(token: str | None = TOKEN, settings: dict[str, Any] | None = NO_MODEL) -> list[str]:
+    """The flags of a test server: its token in a file of its own (mode 0600) and its own
+    settings (``--tcp-settings``: the model no client can choose); None leaves one out."""
+    folder = Path(tempfile.mkdtemp(prefix="gdg-tcp-test-"))
+    flags = []
+    if token is not None:
+        token_file = folder / "token"
+        token_file.write_text(token + "\n")
+        os.chmod(token_file, 0o600)
+        flags += ["--tcp-token-file", str(token_file)]
+    if settings is not None:
+        (folder / "settings.json").write_text(json.dumps(settings))
+        flags += ["--tcp-settings", str(folder / "settings.json")]
+    return flags
+
+
+def start_server(*args: str, port: int | None = None, host: str = "127.0.0.1", token: str | None = TOKEN,
+                 settings: dict[str, Any] | None = NO_MODEL, env: dict[str, str] | None = None
+                 ) -> tuple[subprocess.Popen, int]:
+    """``gdg-lsp --tcp`` with ``args``, and with ``server_files(token, settings)``."""
     port = port or free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "gdg_lsp", "--tcp", f"{host}:{port}", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "gdg_lsp", "--tcp", f"{host}:{port}", *args,
+                             *server_files(token, settings)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
     return proc, port
 
 
@@ -68,9 +93,12 @@ class TcpClient:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})})
 
-    def initialize(self, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        answer = self.request(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {},
-                                                "initializationOptions": options if options is not None else NO_MODEL})
+    def initialize(self, options: dict[str, Any] | None = None, token: str | None = TOKEN,
+                   root_uri: str | None = None) -> dict[str, Any] | None:
+        """``initialize`` with ``options`` (default NO_MODEL) and the token (None: without one)."""
+        options = {**(options if options is not None else NO_MODEL), **({"gdgToken": token} if token else {})}
+        answer = self.request(1, "initialize", {"processId": None, "rootUri": root_uri, "capabilities": {},
+                                                "initializationOptions": options})
         if answer is not None and "result" in answer:
             self.notify("initialized", {})
         return answer
