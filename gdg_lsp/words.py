@@ -58,7 +58,8 @@ class Rejected:
     why: str
 
     def message(self) -> str:
-        return f"{self.source}: the name {shown(self.name)!r} is left out of the suggestions: {self.why}"
+        # shown() has escaped what is not printable already: a repr would double its backslashes
+        return f"{shown(self.source, 200)}: the name '{shown(self.name)}' is left out of the suggestions: {self.why}"
 
 
 class Rejections:
