@@ -13,8 +13,9 @@ serves ``.jq`` files and programs inside ``jq '...'`` in shell scripts
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -27,8 +28,9 @@ from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, Receiver, Wo
 from gdg_lsp.languages.jq import inputs as jq_inputs
 from gdg_lsp.languages.jq.flow import Flow, walk
 from gdg_lsp.languages.jq.lexer import significant, tokenize
-from gdg_lsp.languages.jq.schema import Sample, read_samples
+from gdg_lsp.languages.jq.schema import Node, Sample, is_ident, read_samples
 from gdg_lsp.languages.suggest import closest
+from gdg_lsp.words import comment_text
 
 MAX_MEMBERS = 48
 MAX_PATHS = 150
@@ -129,12 +131,10 @@ def _gamma(program: Program, flow: Flow, cursor: int) -> Gamma:
         layer.append(Binding("source:input", "Source", {"files": ", ".join(sample.files), "note": sample.note,
                                                        "completion": False},
                              Origin(Path(origin_file).as_uri(), 0, 0, sample.note)))
-        for node in sample.root.walk():
-            if node.path == ".":
-                continue
-            parent, key = _parent_and_key(node.path)
+        for parent, node in _with_parents(sample.root):
+            key = node.key if node.key is not None else "[]"
             layer.append(Binding(node.path, "Field", {
-                "key": key, "parent": parent, "type": node.type_text(), "ident": key.isidentifier(),
+                "key": key, "parent": parent.path, "type": node.type_text(), "ident": is_ident(key),
                 "container": bool(node.keys) or node.elements is not None,
             }, Origin(Path(origin_file).as_uri(), 0, 0, f"{Path(origin_file).name}: {node.path} ({node.type_text()})")))
     for name in (*BUILTIN_VARIABLES, *program.variables):
@@ -148,19 +148,11 @@ def _gamma(program: Program, flow: Flow, cursor: int) -> Gamma:
     return Gamma(layer, [frame])
 
 
-def _parent_and_key(path: str) -> tuple[str, str]:
-    """``.items[].name`` -> (``.items[]``, ``name``); ``.[]`` -> (``.``, ``[]``)."""
-    if path.endswith("[]"):
-        parent = path[:-2] or "."
-        return (parent if parent != "" else "."), "[]"
-    if path.endswith('"'):
-        cut = path.rfind('."')
-        key = path[cut + 2:-1]
-    else:
-        cut = path.rfind(".")
-        key = path[cut + 1:]
-    parent = path[:cut] or "."
-    return parent, key
+def _with_parents(root: Node) -> Iterator[tuple[Node, Node]]:
+    """(parent, node) for every node below ``root``, in ``Node.walk`` order."""
+    for child in (*root.keys.values(), *([root.elements] if root.elements is not None else [])):
+        yield root, child
+        yield from _with_parents(child)
 
 
 def filter_hole(program: Program, cursor: int, indent: str = "") -> Hole | NoHole:
@@ -266,7 +258,7 @@ def _line_of_key(path: Path, key: str) -> int:
             head = handle.read(1024 * 1024).decode("utf-8", "replace")
     except OSError:
         return 0
-    at = head.find(f'"{key}"')
+    at = head.find(json.dumps(key, ensure_ascii=False))
     return head.count("\n", 0, at) if at >= 0 else 0
 
 
@@ -331,12 +323,13 @@ PROMPT_SHARE = 0.3
 
 def input_prompt(gamma: Gamma, workspace: WorkspaceContext) -> str:
     """A comment naming the input's field paths (as SQL shows its schema), within budget;
-    never empty, so a filter typed into an empty file still has a prompt."""
+    never empty, so a filter typed into an empty file still has a prompt. One line whatever
+    the input's file is named (``words.comment_text``)."""
     tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
     budget = int(tokens * 3 * PROMPT_SHARE)
     source = gamma.lookup("source:input")
-    header = f"# jq filter over {Path(source.attrs['files'].split(', ')[0]).name}" if source else "# jq filter"
-    fields = [f"{b.name} ({b.attrs.get('type')})" for b in gamma.bindings("Field")]
+    header = f"# jq filter over {comment_text(Path(source.attrs['files'].split(', ')[0]).name)}" if source else "# jq filter"
+    fields = [comment_text(f"{b.name} ({b.attrs.get('type')})") for b in gamma.bindings("Field")]
     shown = []
     used = len(header) + 20
     for field in fields:

@@ -47,9 +47,28 @@ class Token(LexToken):
         return None
 
 
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
 def _unquote(quoted: str) -> str:
-    body = quoted[1:-1] if len(quoted) >= 2 and quoted.endswith('"') else quoted[1:]
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), body)
+    """The key a quoted field names: jq's string escapes are JSON's (``\\u0027`` is ``'``)."""
+    body = quoted[1:-1] if _closes(quoted) else quoted[1:]
+
+    def one(match: re.Match) -> str:
+        escape = match.group(1)
+        return chr(int(escape[1:], 16)) if len(escape) == 5 else _ESCAPED.get(escape, escape)
+
+    return _ESCAPE.sub(one, body)
+
+
+def _closes(quoted: str) -> bool:
+    """Whether a quoted field's last character is its closing quote (not an escaped one:
+    ``"tail\\\\"`` closes, ``"open\\"`` does not)."""
+    if len(quoted) < 2 or not quoted.endswith('"'):
+        return False
+    backslashes = len(quoted) - 1 - len(quoted[:-1].rstrip("\\"))
+    return backslashes % 2 == 0
 
 
 def _string_end(text: str, start: int) -> tuple[int, bool]:
@@ -97,7 +116,7 @@ def tokenize(text: str, start: int = 0, end: int | None = None) -> list[Token]:
         value = match.group()
         if kind == "ident" and value in KEYWORDS:
             kind = "keyword"
-        closed = not (kind == "qfield" and (len(value) < 3 or not value.endswith('"') or value.endswith('\\"')))
+        closed = kind != "qfield" or (len(value) >= 3 and _closes(value[1:]))
         tokens.append(Token(kind, value, i, match.end(), closed))
         i = match.end()
     return tokens

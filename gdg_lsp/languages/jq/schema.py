@@ -8,6 +8,15 @@ a top-level array whose end lies past the bound). The sample is described in
 A ``Node`` is one path of the input with the types seen there, the keys of
 its objects (each a Node) and the elements of its arrays (one Node for all):
 ``.items[]`` is the node of every element of ``items``.
+
+The input's keys are written by whoever wrote the file (a cloned repository's
+fixtures), and each one becomes a path Γ offers, so a key is a name only when
+``words.control_free`` allows it: one holding a line break or another control
+character is left out of the shape (with everything below it) and noted in
+``words.REJECTIONS``. Every other key can be written in jq: a plain one as
+``.name``, any other as a jq string (``."a b"``, ``."say \\"hi\\""``) whose ``'``
+is written ``\\u0027``, so that a path stays inside the single quotes of a shell
+script's ``jq '...'``.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gdg_lsp import words
 
 MAX_BYTES = 1024 * 1024
 MAX_RECORDS = 1000
@@ -30,6 +41,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 class Node:
     path: str
     """jq spelling of the path from the input: ``.``, ``.items[]``, ``.items[].name``."""
+    key: str | None = None
+    """The key this node is the value of (None: the root, or the elements of an array)."""
     types: set[str] = field(default_factory=set)
     keys: dict[str, Node] = field(default_factory=dict)
     elements: Node | None = None
@@ -52,9 +65,16 @@ class Node:
         return "|".join(sorted(self.types)) or "unknown"
 
 
+def is_ident(key: str) -> bool:
+    """A key jq reads bare: ``.name`` and the ``{name}`` shorthand (ASCII only: ``.é`` is
+    a syntax error in jq)."""
+    return bool(_IDENT.match(key))
+
+
 def step(key: str) -> str:
-    """The jq spelling of one field step: ``.name`` or ``."odd key"``."""
-    return f".{key}" if _IDENT.match(key) else "." + json.dumps(key, ensure_ascii=False)
+    """The jq spelling of one field step: ``.name`` or ``."odd key"`` (a JSON string, which
+    jq reads the same way, with ``'`` escaped so the step never ends a shell quote)."""
+    return f".{key}" if is_ident(key) else "." + json.dumps(key, ensure_ascii=False).replace("'", "\\u0027")
 
 
 def join(path: str, suffix: str) -> str:
@@ -84,9 +104,12 @@ def _type(value: object) -> str:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, source: str = "JSON input") -> None:
         self.root = Node(".")
         self.nodes = 1
+        self.source = source
+        """Where the values being added come from (named by a rejection)."""
+        self.rejected: dict[tuple[str, str], words.Rejected] = {}
 
     def add(self, value: object, node: Node | None = None, depth: int = 0) -> None:
         node = node or self.root
@@ -98,9 +121,12 @@ class _Builder:
                 key = str(key)
                 child = node.keys.get(key)
                 if child is None:
+                    if (why := words.control_free(key)) is not None:
+                        self.rejected.setdefault((self.source, key), words.Rejected(self.source, key, why))
+                        continue
                     if len(node.keys) >= MAX_KEYS or self.nodes >= MAX_NODES:
                         continue
-                    child = node.keys[key] = Node(join(node.path, step(key)))
+                    child = node.keys[key] = Node(join(node.path, step(key)), key)
                     self.nodes += 1
                 self.add(item, child, depth + 1)
         elif isinstance(value, list):
@@ -167,6 +193,7 @@ def read_samples(paths: list[Path]) -> Sample | None:
         if not values:
             notes.append(f"{path.name}: no JSON read")
             continue
+        builder.source = str(path)
         for value in values:
             builder.add(value)
         files.append(str(path))
@@ -176,6 +203,7 @@ def read_samples(paths: list[Path]) -> Sample | None:
                          f"{records} records")
         else:
             notes.append(f"{path.name}: whole file, {records} value{'s' if records != 1 else ''}")
+    words.REJECTIONS.note_all(builder.rejected.values())
     if not files:
         return None
     return Sample(builder.root, files, "; ".join(notes))
