@@ -48,6 +48,7 @@ from gdg_lsp.languages.p4.preprocess import preprocess
 from gdg_lsp.languages.p4.symbols import Sym
 from gdg_lsp.languages.p4.types import TypeTable
 from gdg_lsp.languages.p4.workspace import Analysis, IncludePaths, analyse
+from gdg_lsp.words import comment_text
 
 KEYWORDS = frozenset({
     "abstract", "action", "actions", "apply", "bit", "bool", "const", "control", "default", "else",
@@ -358,14 +359,15 @@ class P4Analyzer(Analyzer):
         for binding in gamma.global_layer:
             if binding.sort == "Field":
                 structs.setdefault(binding.attrs["parent"], []).append(f"{binding.attrs['type']} {binding.attrs['field']};")
+        # types are the included file's text: escaped, so no character of it ends the comment
         for name, fields in sorted(structs.items()):
-            lines.append(f"// struct {name} {{ {' '.join(fields)} }}")
+            lines.append("// " + comment_text(f"struct {name} {{ {' '.join(fields)} }}"))
         calls = []
         for binding in gamma.global_layer:
             if binding.sort in ("ExternFunction", "Action") and not binding.name.startswith("_"):
                 calls.append(f"{binding.name}({binding.attrs.get('params', '')})")
         if calls:
-            lines.append("// functions: " + "; ".join(sorted(set(calls))))
+            lines.append("// functions: " + comment_text("; ".join(sorted(set(calls)))))
         text = "\n".join(lines)
         return text[:1200] + "\n" if text else ""
 

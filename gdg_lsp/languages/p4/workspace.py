@@ -18,7 +18,8 @@ only when its real path lies inside the workspace folders, the configured includ
 paths or p4c's install folders (``gdg_lsp.boundary``; a document outside every
 workspace folder brings its own folder) and it holds at most
 ``MAX_INCLUDE_BYTES``. Otherwise nothing of it is read and the ``#include`` line
-gets a diagnostic saying why (``check.py``).
+gets a diagnostic saying why (``check.py``). What an included file declares
+becomes Γ only where its names are P4's (``names.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.p4 import library as p4_library
+from gdg_lsp.languages.p4 import names as p4_names
 from gdg_lsp.languages.p4.parser import Program, parse_program, scan_type_names
 from gdg_lsp.languages.p4.preprocess import Define, Include, Preprocessed, preprocess
 from gdg_lsp.languages.p4.symbols import Sym, Unit, bind
@@ -254,8 +256,9 @@ def analyse_include(
     known = set(inherited).union(*(n.all_types() for n in nested))
     program = parse_program(pre.code, known)
     unit = bind(program, pre.code, resolved.as_uri())
-    exported = {d.name: d for d in pre.own_defines}
-    return _included.put(key, IncludedFile(name, resolved, list(unit.top),
+    # the file's author chose these names: only P4 identifiers (and macro values without control characters) pass
+    exported = p4_names.admitted_defines({d.name: d for d in pre.own_defines}, str(resolved))
+    return _included.put(key, IncludedFile(name, resolved, p4_names.admitted_syms(unit.top, str(resolved)),
                                            scan_type_names(pre.code) | _type_params(unit.top),
                                            exported, nested, [m for _, _, m in program.errors]))
 
