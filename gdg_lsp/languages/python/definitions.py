@@ -23,6 +23,7 @@ from gdg_lsp import python_ast
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import imports
+from gdg_lsp.words import comment_text
 
 NEAR_LINES = 30
 """Lines before the cursor (and a third as many after) whose names count as "used near it"."""
@@ -141,7 +142,7 @@ def context(imported: Iterable[tuple[str, str, str]], used: set[str], document: 
         chunk = _chunk(path, original, boundary)
         if not chunk:
             continue
-        part = f"# {module}.{original} ({path.name}):\n{chunk}"
+        part = f"# {comment_text(f'{module}.{original} ({path.name}):')}\n{chunk}"
         if size + len(part) > max_chars:
             break
         parts.append(part)

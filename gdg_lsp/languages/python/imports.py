@@ -4,7 +4,10 @@ The module is located on disk (relative imports next to the document, then
 the workspace folders, then the interpreter's import path) without importing
 anything: ``importlib.util.find_spec`` would import parent packages, which
 runs their code. Its ``__all__`` is read if it is a literal list or tuple of
-strings; otherwise its public top-level bindings are used.
+strings; otherwise its public top-level bindings are used. ``__all__``'s strings
+are whatever the module's author wrote (``"x\\nimport os"`` too), so only those
+that are Python identifiers (and pass ``words.control_free``) are names; the
+others are left out and noted in ``words.REJECTIONS``.
 
 One exception, because they have no source: extension modules of the Python
 standard library itself (``_ast``, ``_heapq``, ...; built into the interpreter
@@ -23,13 +26,14 @@ import ast
 import importlib
 import importlib.machinery
 import importlib.util
+import keyword
 import os
 import sys
 import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-from gdg_lsp import python_ast
+from gdg_lsp import python_ast, words
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 
 MAX_SOURCE_BYTES = 2 << 20
@@ -87,12 +91,26 @@ def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[st
                 if isinstance(value, (ast.List, ast.Tuple)) and all(
                     isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
                 ):
-                    items = [e.value for e in value.elts]  # type: ignore[union-attr]
+                    items = _identifiers([e.value for e in value.elts], path)  # type: ignore[union-attr]
                     exported = (exported or []) + items if isinstance(node, ast.AugAssign) else items
         for name in _top_level_names(node):
             if not name.startswith("_"):
                 public.append(name)
     return tuple(exported if exported is not None else dict.fromkeys(public))
+
+
+def _identifiers(names: list[str], source: str) -> list[str]:
+    """The strings of an ``__all__`` that ``from … import *`` can bind."""
+    kept = []
+    for name in names:
+        why = words.control_free(name)
+        if why is None and (not name.isidentifier() or keyword.iskeyword(name)):
+            why = "it is not a Python identifier"
+        if why is None:
+            kept.append(name)
+        else:
+            words.REJECTIONS.note(words.Rejected(source, name, why))
+    return kept
 
 
 def _top_level_names(node: ast.stmt) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Gamma
 from gdg_lsp.languages.python.definitions import names_near
+from gdg_lsp.words import comment_text
 
 NEAR_LINES = 30
 """A declaration within this many lines above the hole is in the prompt anyway (the names
@@ -50,7 +51,7 @@ def buffer_declarations(text: str, uri: str, version: int, gamma: Gamma, region_
         chosen[origin.line] = lines[origin.line].strip()
     block, size = [], len(HEADER)
     for line_no in sorted(chosen):
-        entry = "# " + chosen[line_no] + "\n"
+        entry = "# " + comment_text(chosen[line_no]) + "\n"  # one line, whatever separators the line holds
         if size + len(entry) > max_chars:
             break
         block.append(entry)
