@@ -7,6 +7,11 @@ told the user why names were missing; this module does, once per distinct
 problem, after the analysis that found it. Each language that has such
 sources has one function here (``SOURCES``); a problem that is gone and comes
 back is shown again.
+
+Names a source read but left out of Γ (``words.REJECTIONS``: a JSON key with a
+line break, a table named ``x; DROP TABLE y``, a script name that is no shell
+word) are said the same way, after any analysis: each once per process, one
+message per file that held them, every name in the log.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+
+from gdg_lsp import words
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +50,14 @@ SOURCES: dict[str, Callable[[Any], list[str]]] = {"sql": _sql, "p4": _p4}
 _shown: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+SHOWN_NAMES = 5
+"""Rejected names one message shows (the log has every one)."""
+
+
 def report(ls, language_id: str) -> None:
-    """Show the problems of ``language_id``'s sources that were not shown yet."""
+    """Show the problems of ``language_id``'s sources that were not shown yet, and the names
+    left out of Γ since the last report (whichever language's analysis read them)."""
+    report_rejected_names(ls)
     source = SOURCES.get(language_id)
     if source is None:
         return
@@ -59,6 +72,23 @@ def report(ls, language_id: str) -> None:
     for problem in sorted(current - before):
         session.show(f"gdg-lsp: {problem}", types.MessageType.Warning)
     seen[language_id] = current
+
+
+def report_rejected_names(ls) -> None:
+    """The names ``words.REJECTIONS`` noted since it was last asked: each logged, and one
+    warning per file (or other source) that held them. Each name is returned by
+    ``take_new`` once, so a request that reads the same file again says nothing."""
+    new = words.REJECTIONS.take_new()
+    by_source: dict[str, list[words.Rejected]] = {}
+    for rejected in new:
+        log.warning("%s", rejected.message())
+        by_source.setdefault(rejected.source, []).append(rejected)
+    for source, names in by_source.items():
+        listed = "; ".join(f"'{words.shown(r.name)}' ({r.why})" for r in names[:SHOWN_NAMES])
+        more = f"; and {len(names) - SHOWN_NAMES} more (the log lists them)" if len(names) > SHOWN_NAMES else ""
+        count = f"{len(names)} names" if len(names) > 1 else "a name"
+        ls.session.show(f"gdg-lsp: {words.shown(source, 200)}: {count} left out of the suggestions, "
+                        f"not usable as written: {listed}{more}", types.MessageType.Warning)
 
 
 def report_limit(ls, what: str, err: BaseException) -> None:
