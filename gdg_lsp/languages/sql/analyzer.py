@@ -41,6 +41,7 @@ from gdg_lsp.languages.base import (
     WorkspaceContext,
 )
 from gdg_lsp.languages.sql import dialects
+from gdg_lsp.languages.sql import names as sql_names
 from gdg_lsp.languages.sql import prompt as sql_prompt
 from gdg_lsp.languages.sql import sources as sql_sources
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
@@ -235,7 +236,7 @@ class SqlAnalyzer(Analyzer):
         ws_tables = resolution.tables
         earlier = [s for s in doc.statements if s[1] <= before]
         ddl = read_ddl(snapshot.text, snapshot.uri, earlier)
-        document = resolve([ddl], ws_tables) if ddl else []
+        document = sql_names.admitted(resolve([ddl], ws_tables)) if ddl else []
         tables = {t.key: t for t in ws_tables}
         for table in document:
             tables[table.key] = table

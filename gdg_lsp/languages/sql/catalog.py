@@ -20,6 +20,8 @@ replayed in the order given (``ddl.resolve``), over its SQLite and PostgreSQL
 tables. ``tables()`` is the whole workspace's union (the last resort of
 ``sources.py``): DDL files in path order, then SQLite files, then databases;
 a table defined twice keeps its first definition and gains the others' columns.
+Both serve only the names ``names.admitted`` lets through (a name with a line
+break or a ``;`` is the schema author's text, not a name).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.sql import ddl_files as sql_ddl_files
+from gdg_lsp.languages.sql import names as sql_names
 from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.ddl import DdlResult, resolve
@@ -189,7 +192,7 @@ class SchemaCatalog:
                     failed = failed or not database.ok
                 database_tables.append(database.tables)
             base = merge(database_tables)
-            tables = merge([resolve(results, base), *database_tables]) if results else base
+            tables = sql_names.admitted(merge([resolve(results, base), *database_tables]) if results else base)
             loaded = Loaded(tables, warnings, failed and not tables, tuple(hints))
             return self._loaded.put(key, loaded)
 
@@ -340,7 +343,7 @@ class SchemaCatalog:
         database_tables = [self._databases[dsn].tables for dsn in self.connections if dsn in self._databases]
         base = merge([*sqlite_tables, *database_tables])
         from_files = resolve(ddl_results, base)
-        return merge([from_files, *sqlite_tables, *database_tables])
+        return sql_names.admitted(merge([from_files, *sqlite_tables, *database_tables]))
 
 
 def _stamp(path: Path) -> tuple[int, int]:

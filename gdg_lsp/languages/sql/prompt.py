@@ -29,9 +29,16 @@ from collections.abc import Mapping, Sequence
 from gdg_lsp.languages.sql.dialects import Dialect
 from gdg_lsp.languages.sql.lexer import significant, tokenize
 from gdg_lsp.languages.sql.schema import Table
+from gdg_lsp.words import comment_text
 
 ROW_CHARS = 160
 """At most this much of one example row."""
+
+
+def _comment(text: str) -> str:
+    """One ``--`` line whatever ``text`` holds (a value, a question, a name): the model reads
+    what follows it as SQL, so nothing in it may end the line (``words.comment_text``)."""
+    return "-- " + comment_text(text)
 
 
 def compact_ddl(table: Table) -> str:
@@ -54,10 +61,10 @@ def _row(values: tuple) -> str:
 
 def worked_examples(table: Table) -> list[str]:
     """Two question/query pairs about ``table`` (only its own names): the shape of an answer."""
-    examples = [f"-- Question: How many rows are there in {table.name}?", f"SELECT count(*) FROM {table.name};"]
+    examples = [_comment(f"Question: How many rows are there in {table.name}?"), f"SELECT count(*) FROM {table.name};"]
     columns = [c.name for c in table.columns]
     if len(columns) >= 2:
-        examples += [f"-- Question: Show the {columns[1]} of each {table.name}, sorted by {columns[0]}.",
+        examples += [_comment(f"Question: Show the {columns[1]} of each {table.name}, sorted by {columns[0]}."),
                      f"SELECT {columns[1]} FROM {table.name} ORDER BY {columns[0]};"]
     return examples
 
@@ -71,7 +78,7 @@ def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, 
     rows = rows or {}
     closing = [f"-- Using valid {dialect.title}, answer the question with the tables above."]
     if question:
-        closing.append(f"-- Question: {' '.join(question.split())}")
+        closing.append(_comment(f"Question: {' '.join(question.split())}"))
     head = f"-- Database schema ({dialect.title}):"
 
     def size(lines: Sequence[str]) -> int:
@@ -97,7 +104,7 @@ def schema_prompt(tables: Sequence[Table], budget_chars: int, dialect: Dialect, 
         body.append(line)
         sample = rows.get(table.name)
         if sample:
-            line = f"-- {len(sample)} example row{'s' if len(sample) > 1 else ''}: " + " ".join(_row(r) for r in sample)
+            line = _comment(f"{len(sample)} example row{'s' if len(sample) > 1 else ''}: " + " ".join(_row(r) for r in sample))
             if used + len(line) + 1 <= budget_chars:
                 body.append(line)
                 used += len(line) + 1
@@ -148,7 +155,7 @@ def _summary(definition: str) -> str:
             if tok.kind in ("word", "quoted") and not tok.is_word("primary", "foreign", "constraint", "unique", "check"):
                 columns.append(tok.text)
             expect_name = False
-    return f"-- {name}({', '.join(columns)})"
+    return _comment(f"{name}({', '.join(columns)})")
 
 
 def question_above(text: str, statement_start: int) -> str:
