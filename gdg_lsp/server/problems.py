@@ -45,7 +45,13 @@ def _p4(session) -> list[str]:
     return missing
 
 
-SOURCES: dict[str, Callable[[Any], list[str]]] = {"sql": _sql, "p4": _p4}
+def _jq(session) -> list[str]:
+    from gdg_lsp.languages.jq import inputs
+
+    return inputs.problems(session.workspace.roots, session.settings)
+
+
+SOURCES: dict[str, Callable[[Any], list[str]]] = {"sql": _sql, "p4": _p4, "jq": _jq}
 
 _shown: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
