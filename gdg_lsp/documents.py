@@ -5,16 +5,16 @@ which also breaks on U+2028 and friends; LSP line breaks are only ``\\n``,
 ``\\r\\n`` and ``\\r``). Positions arrive in the negotiated encoding (VS Code:
 UTF-16, Neovim: UTF-8) and are turned into code-point offsets into ``text``.
 
-A keystroke costs one edit of the text and an incremental update of the line
-index; the (incremental) re-parse happens later, in the thread of the first
-request that needs the tree (``Snapshot.tree``), never on the event loop.
+The text is kept in bounded chunks (``chunked_text.py``): a keystroke costs a
+chunk of the text and its counts, whatever the document's size, and a snapshot
+is a reference to one version of it. The (incremental) re-parse happens later,
+in the thread of the first request that needs the tree (``Snapshot.tree``),
+never on the event loop.
 """
 
 from __future__ import annotations
 
-import bisect
 import enum
-import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,9 +23,9 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from gdg_lsp.chunked_text import CHARS, UTF8, UTF16, ChunkedText, units
 from gdg_lsp.errors import DocumentNotOpenError, GdgError
 
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
 MAX_OPEN_DOCUMENTS = 2_000
 """Documents one server follows at most; a didOpen beyond it is refused (``StoreFull``)."""
 MAX_STORED_CHARS = 256_000_000
@@ -61,40 +61,7 @@ class PositionEncoding(str, enum.Enum):
             return cls.UTF16
 
 
-def _units(text: str, encoding: PositionEncoding) -> int:
-    """Length of ``text`` in code units of ``encoding``."""
-    if encoding is PositionEncoding.UTF32 or text.isascii():
-        return len(text)
-    if encoding is PositionEncoding.UTF8:
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def _column_to_index(line: str, column: int, encoding: PositionEncoding) -> int:
-    """Code-point index in ``line`` for a column in code units.
-
-    A column past the end of the line means the end of the line (as LSP
-    specifies); a column inside a multi-unit character (a UTF-16 surrogate
-    pair, a UTF-8 sequence) falls back to that character's start.
-    """
-    if column <= 0:
-        return 0
-    if encoding is PositionEncoding.UTF32 or line.isascii():
-        return min(column, len(line))
-    units = 0
-    for index, ch in enumerate(line):
-        if encoding is PositionEncoding.UTF8:
-            width = len(ch.encode("utf-8", "surrogatepass"))
-        else:
-            width = 2 if ord(ch) > 0xFFFF else 1
-        if units + width > column:
-            return index
-        units += width
-    return len(line)
-
-
-def _line_starts(text: str, base: int = 0, start: int = 0, end: int | None = None) -> list[int]:
-    return [base + m.end() for m in LINE_BREAK.finditer(text, start, len(text) if end is None else end)]
+_METRIC = {PositionEncoding.UTF8: UTF8, PositionEncoding.UTF16: UTF16, PositionEncoding.UTF32: CHARS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,49 +73,69 @@ class TextEdit:
     new_end: int
 
 
-def _line_text(text: str, starts: list[int], line: int) -> str:
-    start = starts[line]
-    end = starts[line + 1] if line + 1 < len(starts) else len(text)
-    segment = text[start:end]
-    return segment.rstrip("\r\n") if line + 1 < len(starts) else segment
-
-
-def _offset_at(text: str, starts: list[int], line: int, character: int, encoding: PositionEncoding) -> int:
+def _offset_at(text: ChunkedText, line: int, character: int, encoding: PositionEncoding) -> int:
+    """Code-point offset of an LSP position. A column past the end of the line means the end
+    of the line (as LSP specifies); a column inside a multi-unit character (a UTF-16
+    surrogate pair, a UTF-8 sequence) falls back to that character's start."""
     if line < 0:
         return 0
-    if line >= len(starts):
+    if line >= text.line_count:
         return len(text)
-    return starts[line] + _column_to_index(_line_text(text, starts, line), character, encoding)
+    start = text.line_start(line)
+    if character <= 0:
+        return start
+    metric = _METRIC[encoding]
+    return min(text.line_end(line), text.offset_of_units(text.units_before(start, metric) + character, metric))
 
 
-def _position_at(text: str, starts: list[int], offset: int, encoding: PositionEncoding) -> tuple[int, int]:
+def _position_at(text: ChunkedText, offset: int, encoding: PositionEncoding) -> tuple[int, int]:
     offset = max(0, min(offset, len(text)))
-    line = bisect.bisect_right(starts, offset) - 1
-    return line, _units(_line_text(text, starts, line)[: offset - starts[line]], encoding)
+    line = text.line_of(offset)
+    start = text.line_start(line)
+    if text.slice(offset - 1, offset + 1) == "\r\n":  # inside a line break: the end of its line
+        offset -= 1
+    metric = _METRIC[encoding]
+    return line, text.units_before(offset, metric) - text.units_before(start, metric)
 
 
 class Snapshot:
     """A read-only view of a document at one version, safe to hand to another thread.
 
+    ``text`` is the whole text (joined from the document's chunks on first use, in the
+    thread that asks, once per version); ``length`` is its length without joining it.
     ``tree`` is the parse of ``text``. A snapshot of a document edited since its last
     parse makes it on first use, in the thread that asks (an analysis thread, never the
     event loop), incrementally from a copy of the document's last tree, and hands it
     back to the document for the next keystroke to start from. Positions convert with
     the document's line index as it was (``offset_at``, ``position_at``)."""
 
-    __slots__ = ("uri", "language_id", "version", "text", "_tree", "_pending", "_starts", "_lock")
+    __slots__ = ("uri", "language_id", "version", "_text", "_chunks", "_tree", "_pending", "_lock")
 
-    def __init__(self, uri: str, language_id: str, version: int, text: str, tree: Any = None, *,
-                 parse: tuple[Callable[[bytes, Any], Any], Any, Callable[[Any], None]] | None = None,
-                 starts: list[int] | None = None) -> None:
+    def __init__(self, uri: str, language_id: str, version: int, text: str | ChunkedText, tree: Any = None, *,
+                 parse: tuple[Callable[[bytes, Any], Any], Any, Callable[[Any], None]] | None = None) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
-        self.text = text
+        self._text = text if isinstance(text, str) else None
+        self._chunks = text if isinstance(text, ChunkedText) else None
         self._tree = tree
         self._pending = parse
-        self._starts = starts
         self._lock = threading.Lock()
+
+    @property
+    def text(self) -> str:
+        return self._text if self._text is not None else self.chunks.text
+
+    @property
+    def length(self) -> int:
+        return len(self._text) if self._text is not None else len(self.chunks)
+
+    @property
+    def chunks(self) -> ChunkedText:
+        """The text as the document keeps it (made from ``text`` for a snapshot built from a string)."""
+        if self._chunks is None:
+            self._chunks = ChunkedText.of(self._text or "")
+        return self._chunks
 
     @property
     def tree(self) -> Any:
@@ -162,28 +149,27 @@ class Snapshot:
         return self._tree
 
     @property
-    def starts(self) -> list[int]:
-        if self._starts is None:
-            self._starts = [0, *_line_starts(self.text)]
-        return self._starts
+    def too_large(self) -> bool:
+        return self.length > MAX_ANALYSED_CHARS
 
     def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
-        return _offset_at(self.text, self.starts, line, character, encoding)
+        return _offset_at(self.chunks, line, character, encoding)
 
     def position_at(self, offset: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> tuple[int, int]:
-        return _position_at(self.text, self.starts, offset, encoding)
+        return _position_at(self.chunks, offset, encoding)
 
     def __repr__(self) -> str:
-        return f"Snapshot({self.uri!r}, {self.language_id!r}, version {self.version}, {len(self.text)} characters)"
+        return f"Snapshot({self.uri!r}, {self.language_id!r}, version {self.version}, {self.length} characters)"
 
 
 class Document:
     """One open document. ``tree`` is whatever the language's parser returns.
 
-    Edits are applied on the event loop and cost no parse: a tree-sitter tree is
-    edited in place (``tree.edit``, cheap) and the parse itself waits for the first
-    snapshot that needs it (see ``Snapshot.tree``). The lock guards the tree and its
-    freshness, never a parse."""
+    Edits are applied on the event loop and cost a chunk of the text, not the text
+    (``chunked_text.py``), and no parse: a tree-sitter tree is edited in place
+    (``tree.edit``, cheap) and the parse itself waits for the first snapshot that needs
+    it (see ``Snapshot.tree``). The lock guards the text, the tree and its freshness,
+    never a parse or a join of the text."""
 
     def __init__(
         self,
@@ -196,8 +182,7 @@ class Document:
         self.uri = uri
         self.language_id = language_id
         self.version = version
-        self.text = text
-        self._starts = [0, *_line_starts(text)]
+        self._chunks = ChunkedText.of(text)
         self._parser = parser
         self._tree: Any = None
         """The last parse, with every edit since applied to it (tree-sitter), or None."""
@@ -208,6 +193,20 @@ class Document:
         self._lock = threading.Lock()
 
     @property
+    def text(self) -> str:
+        """The whole text (joined on first use after an edit: on the event loop, prefer
+        ``slice`` and ``length``, which cost what they return)."""
+        return self._chunks.text
+
+    @property
+    def length(self) -> int:
+        return len(self._chunks)
+
+    def slice(self, start: int, end: int) -> str:
+        """``text[start:end]`` without joining the text."""
+        return self._chunks.slice(start, end)
+
+    @property
     def tree(self) -> Any:
         """The parse of the current text (made now, in this thread, if the text moved)."""
         return self.snapshot().tree
@@ -216,21 +215,21 @@ class Document:
 
     @property
     def line_count(self) -> int:
-        return len(self._starts)
+        return self._chunks.line_count
 
     def line_start(self, line: int) -> int:
-        return self._starts[line]
+        return self._chunks.line_start(line)
 
     def line_text(self, line: int) -> str:
         """Line ``line`` without its line break."""
-        return _line_text(self.text, self._starts, line)
+        return self._chunks.slice(self._chunks.line_start(line), self._chunks.line_end(line))
 
     def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
         """Code-point offset for an LSP position; clamps past-the-end positions to the end."""
-        return _offset_at(self.text, self._starts, line, character, encoding)
+        return _offset_at(self._chunks, line, character, encoding)
 
     def position_at(self, offset: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> tuple[int, int]:
-        return _position_at(self.text, self._starts, offset, encoding)
+        return _position_at(self._chunks, offset, encoding)
 
     # -- edits -------------------------------------------------------------
 
@@ -250,8 +249,7 @@ class Document:
             tree = self._tree
             for rng, new_text in changes:
                 if rng is None:
-                    self.text = new_text
-                    self._starts = [0, *_line_starts(new_text)]
+                    self._chunks = ChunkedText.of(new_text)
                     tree = None
                     edits.append(TextEdit(0, 0, len(new_text)))
                     continue
@@ -259,8 +257,7 @@ class Document:
                 end = self.offset_at(rng[2], rng[3], encoding)
                 if end < start:
                     start, end = end, start
-                edit = self._splice(start, end, new_text, tree)
-                edits.append(edit)
+                edits.append(self._splice(start, end, new_text, tree))
             self.version = version
             # only tree-sitter trees follow edits; any other tree is re-parsed from scratch
             self._tree = tree if hasattr(tree, "edit") else None
@@ -269,18 +266,18 @@ class Document:
         return edits
 
     def _splice(self, start: int, end: int, new_text: str, tree: Any) -> TextEdit:
-        old = self.text
+        old = self._chunks
         # only tree-sitter trees are edited in place; other parsers' trees (P4's
         # Lark program) are simply re-parsed (calling .edit on them lost the edit)
         if tree is not None and hasattr(tree, "edit"):
-            start_byte = _utf8_len(old, 0, start)
-            old_end_byte = start_byte + _utf8_len(old, start, end)
-            new_end_byte = start_byte + _utf8_len(new_text, 0, len(new_text))
-            start_point, old_end_point = self._point(start), self._point(end)
+            start_byte = old.units_before(start, UTF8)
+            old_end_byte = old.units_before(end, UTF8)
+            new_end_byte = start_byte + units(new_text, UTF8)
+            start_point, old_end_point = old.point(start), old.point(end)
             breaks = new_text.count("\n")
             if breaks:
                 tail = new_text[new_text.rfind("\n") + 1 :]
-                new_end_point = (start_point[0] + breaks, _utf8_len(tail, 0, len(tail)))
+                new_end_point = (start_point[0] + breaks, units(tail, UTF8))
             else:
                 new_end_point = (start_point[0], start_point[1] + new_end_byte - start_byte)
             tree.edit(
@@ -291,56 +288,24 @@ class Document:
                 old_end_point=old_end_point,
                 new_end_point=new_end_point,
             )
-        self.text = old[:start] + new_text + old[end:]
-        self._update_line_starts(start, end, len(new_text))
+        self._chunks = old.splice(start, end, new_text)
         return TextEdit(start, end, start + len(new_text))
-
-    def _point(self, offset: int) -> tuple[int, int]:
-        """tree-sitter point of ``offset`` in the current text. Its rows count ``\\n`` only;
-        without any ``\\r`` they are the line index's lines (a bisection, not a count
-        over the whole prefix at every keystroke)."""
-        text = self.text
-        if "\r" in text:
-            return _point(text, offset)
-        row = bisect.bisect_right(self._starts, offset) - 1
-        return row, _utf8_len(text, self._starts[row], offset)
-
-    def _update_line_starts(self, start: int, old_end: int, new_len: int) -> None:
-        """Keep the line index in step with one splice without rescanning the document.
-
-        A line starts at q > 0 iff ``text[q-1]`` is ``\\n``, or is ``\\r`` not
-        followed by ``\\n``: a property of two adjacent characters. So starts
-        before the edit stand, starts at least two characters past the old edit
-        end only shift, and only the window [start, start+new_len+1] (which
-        covers a ``\\r``/``\\n`` pair the edit joins or splits) is rescanned.
-        """
-        text = self.text
-        starts = self._starts
-        delta = new_len - (old_end - start)
-        hi = min(len(text), start + new_len + 1)
-        head = starts[: bisect.bisect_left(starts, start)] or [0]
-        rescanned = [
-            m.end()
-            for m in LINE_BREAK.finditer(text, max(0, start - 1), min(len(text), hi + 1))
-            if start <= m.end() <= hi and m.end() > 0
-        ]
-        tail_from = bisect.bisect_left(starts, old_end + 2)
-        tail = [s + delta for s in starts[tail_from:]] if delta else starts[tail_from:]
-        self._starts = head + rescanned + tail
 
     @property
     def too_large(self) -> bool:
-        return len(self.text) > MAX_ANALYSED_CHARS
+        return len(self._chunks) > MAX_ANALYSED_CHARS
 
     def snapshot(self) -> Snapshot:
+        """The document as it is now: a reference to its text's version, no copy."""
         with self._lock:
+            chunks = self._chunks
             if self._parser is None or self.too_large:
-                return Snapshot(self.uri, self.language_id, self.version, self.text, None, starts=self._starts)
+                return Snapshot(self.uri, self.language_id, self.version, chunks, None)
             old = self._tree.copy() if hasattr(self._tree, "copy") else self._tree
             if self._parsed_at == self._edits:
-                return Snapshot(self.uri, self.language_id, self.version, self.text, old, starts=self._starts)
+                return Snapshot(self.uri, self.language_id, self.version, chunks, old)
             edits = self._edits
-            return Snapshot(self.uri, self.language_id, self.version, self.text, starts=self._starts,
+            return Snapshot(self.uri, self.language_id, self.version, chunks,
                             parse=(self._parser, old, lambda tree: self._adopt(edits, tree)))
 
     def _adopt(self, edits: int, tree: Any) -> None:
@@ -349,20 +314,6 @@ class Document:
             if self._edits == edits and self._parsed_at != edits:
                 self._tree = tree.copy() if hasattr(tree, "copy") else tree
                 self._parsed_at = edits
-
-
-def _utf8_len(text: str, start: int, end: int) -> int:
-    """Bytes of ``text[start:end]`` in UTF-8 (``str.isascii`` is O(1) in CPython)."""
-    if text.isascii():
-        return end - start
-    return len(text[start:end].encode("utf-8", "surrogatepass"))
-
-
-def _point(text: str, offset: int) -> tuple[int, int]:
-    """tree-sitter point (row, byte column): rows count ``\\n`` only, as tree-sitter does."""
-    row = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    return row, len(text[line_start:offset].encode("utf-8", "surrogatepass"))
 
 
 class StoreFull(GdgError):
@@ -385,7 +336,7 @@ class DocumentStore:
         if len(others) >= self._max_documents:
             raise StoreFull(f"{len(others):,} documents are open, the most one server follows; "
                             f"{uri} is not followed (close some documents)")
-        stored = sum(len(doc.text) for doc in others)
+        stored = sum(doc.length for doc in others)
         if stored + len(text) > self._max_chars:
             raise StoreFull(f"{uri} ({len(text):,} characters) would take the open documents past "
                             f"{self._max_chars:,} characters; it is not followed (close some documents)")

@@ -1,6 +1,7 @@
 """textDocument/didOpen, didChange, didClose: the document store and nothing else.
 
-A keystroke costs one edit and one line-index update (the re-parse waits for
+A keystroke costs one edit of a chunk of the document's text and its line
+counts, whatever the document's size (``chunked_text.py``; the re-parse waits for
 the first request that needs it, on an analysis thread); diagnostics are only
 scheduled (debounced).
 """

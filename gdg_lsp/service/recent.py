@@ -50,8 +50,8 @@ class RecentEdits:
         first = max(0, min(line - CHUNK_LINES // 2, count - CHUNK_LINES))  # a whole chunk at the file's end too
         last = min(count, first + CHUNK_LINES)
         start = document.line_start(first)
-        end = document.line_start(last) if last < count else len(document.text)
-        text = document.text[start:end].strip("\n")
+        end = document.line_start(last) if last < count else document.length
+        text = document.slice(start, end).strip("\n")
         if text.strip():
             self._chunks.put(document.uri, Chunk(document.uri, document.language_id, document.version, text))
 

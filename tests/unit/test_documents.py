@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import random
+import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gdg_lsp.documents import Document, DocumentStore, PositionEncoding, _line_starts
+from gdg_lsp import chunked_text
+from gdg_lsp.bench.text_model import TextModel
+from gdg_lsp.chunked_text import CHARS, UTF8, UTF16, ChunkedText
+from gdg_lsp.documents import Document, DocumentStore, PositionEncoding
 from gdg_lsp.errors import DocumentNotOpenError
 from gdg_lsp.languages.python.analyzer import parse
 
 U8, U16, U32 = PositionEncoding.UTF8, PositionEncoding.UTF16, PositionEncoding.UTF32
+
+
+def _line_starts(text: str) -> list[int]:
+    """Where each line starts, by LSP's line breaks alone (not U+2028)."""
+    return [0, *(m.end() for m in re.finditer("\r\n|\r|\n", text))]
 
 
 def test_line_breaks_are_only_lsp_ones():
@@ -106,7 +118,7 @@ def test_edits_match_an_independent_model(text, edits):
         doc.apply_changes([((l1, c1, l2, c2), new)], version, U16)
         model = model[:start] + new + model[end:]
         assert doc.text == model
-        assert doc._starts == [0, *_line_starts(model)]
+        assert [doc.line_start(line) for line in range(doc.line_count)] == _line_starts(model)
         assert doc.tree.root_node.end_byte == len(model.encode("utf-8"))
     for offset in range(len(model) + 1):
         if offset and model[offset - 1 : offset + 1] == "\r\n":
@@ -127,6 +139,99 @@ def test_many_random_edits_keep_the_tree_in_step():
         doc.apply_changes([((line, col, line2, col2), new)], version, U32)
     fresh = parse(doc.text.encode())
     assert str(fresh.root_node) == str(doc.tree.root_node)
+
+
+# -- the chunked store against a plain string ----------------------------------------
+
+TEXT = st.lists(ALPHABET, max_size=40).map("".join)
+METRICS = {CHARS: "utf-32-le", UTF16: "utf-16-le", UTF8: "utf-8"}
+
+
+def _units(text: str, metric: int) -> int:
+    return len(text.encode(METRICS[metric], "surrogatepass")) // (4 if metric == CHARS else 2 if metric == UTF16 else 1)
+
+
+@contextlib.contextmanager
+def tiny_chunks(leaf_chars: int = 3, block_leaves: int = 2):
+    """Leaves of a few characters in blocks of a few leaves: every edit of a short text
+    crosses leaves and blocks, splits and merges them."""
+    with mock.patch.object(chunked_text, "LEAF_CHARS", leaf_chars), \
+            mock.patch.object(chunked_text, "BLOCK_LEAVES", block_leaves):
+        yield
+
+
+@settings(max_examples=250, deadline=None)
+@example("a\rb", 2, 2, [(2, 2, "\n")])  # a \n typed after a \r that ends a leaf
+@example("ab\ncd", 2, 2, [(2, 2, "\r")])  # a \r typed before a \n that starts one
+@example("a😀\r\né\u2028b" * 3, 2, 2, [(1, 9, ""), (0, 2, "\r")])
+@given(TEXT, st.integers(2, 6), st.integers(2, 4),
+       st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60), TEXT.map(lambda t: t[:8])), max_size=8))
+def test_chunked_text_answers_as_the_plain_string_does(text, leaf_chars, block_leaves, splices):
+    chunks = ChunkedText.of(text, leaf_chars, block_leaves)
+    plain = text
+    for a, b, new in splices:
+        start, end = sorted((min(a, len(plain)), min(b, len(plain))))
+        chunks, plain = chunks.splice(start, end, new), plain[:start] + new + plain[end:]
+        leaves = list(chunks.leaves())
+        assert "".join(leaves) == plain and len(chunks) == len(plain)
+        assert all(leaves) and not any(x.endswith("\r") and y.startswith("\n") for x, y in zip(leaves, leaves[1:]))
+        starts = _line_starts(plain)
+        assert [chunks.line_start(line) for line in range(chunks.line_count)] == starts
+        for offset in range(len(plain) + 1):
+            assert chunks.line_of(offset) == bisect.bisect_right(starts, offset) - 1
+            for metric in METRICS:
+                assert chunks.units_before(offset, metric) == _units(plain[:offset], metric)
+            row_start = plain.rfind("\n", 0, offset) + 1
+            assert chunks.point(offset) == (plain.count("\n", 0, offset), _units(plain[row_start:offset], UTF8))
+        for metric in METRICS:
+            for count in range(_units(plain, metric) + 2):  # a count inside a character: its start
+                fits = max(i for i in range(len(plain) + 1) if _units(plain[:i], metric) <= count)
+                assert chunks.offset_of_units(count, metric) == fits
+        assert chunks.slice(start, start + len(new) + 2) == plain[start : start + len(new) + 2]
+        assert chunks.text == plain
+
+
+def test_a_snapshot_keeps_its_version_while_the_document_moves_on():
+    with tiny_chunks():
+        doc = Document("u", "python", 1, "a = 1\nb = 2\n" * 5)
+        before = doc.snapshot()
+        doc.apply_changes([((0, 0, 3, 0), "x")], 2)
+        assert before.text == "a = 1\nb = 2\n" * 5 and before.version == 1
+        assert before.position_at(6) == (1, 0) and before.offset_at(9, 0) == 54
+        assert doc.text.startswith("xb = 2\na = 1") and doc.position_at(6) == (0, 6)
+
+
+ENCODINGS = st.sampled_from([U8, U16, U32])
+CODECS = {U8: "utf-8", U16: "utf-16", U32: "utf-32"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(ENCODINGS, TEXT, st.data())
+def test_edits_in_every_encoding_match_the_text_model(encoding, text, data):
+    """Positions in each encoding's code units, anywhere on a line, past its end, inside a
+    surrogate pair or a UTF-8 sequence, and reversed ranges: the server's text, its line
+    index, its positions and its incrementally edited tree follow the independent model."""
+    model = TextModel(CODECS[encoding])
+    model.open("u", 0, text)
+    with tiny_chunks():
+        doc = Document("u", "python", 0, text, parse)
+        for version in range(1, data.draw(st.integers(1, 8), label="edits") + 1):
+            lines = model.line_units("u")
+            points = []
+            for _ in range(2):  # a line past the last one included
+                line = data.draw(st.integers(0, len(lines)), label="line")
+                points.append((line, data.draw(st.integers(0, (lines + [0])[line] + 2), label="character")))
+            new = data.draw(TEXT.map(lambda t: t[:6]), label="new")
+            change = ((*points[0], *points[1]), new)
+            model.change("u", version, [change])
+            doc.apply_changes([change], version, encoding)
+            assert doc.text == model.text("u")
+        plain = model.text("u")
+        assert [doc.line_start(line) for line in range(doc.line_count)] == _line_starts(plain)
+        for offset in range(len(plain) + 1):
+            if not (offset and plain[offset - 1 : offset + 1] == "\r\n"):
+                assert doc.offset_at(*doc.position_at(offset, encoding), encoding) == offset
+        assert str(doc.tree.root_node) == str(parse(plain.encode("utf-8")).root_node)
 
 
 def test_uri_to_path_decodes_file_uris_and_refuses_other_schemes(tmp_path):
