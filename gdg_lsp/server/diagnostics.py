@@ -67,7 +67,7 @@ def publish(ls, uri: str) -> None:
 
 def _findings(ls, snapshot) -> list[Finding] | None:
     session = ls.session
-    analyzer = session.analyzer_for(snapshot.language_id, snapshot.text)
+    analyzer = session.analyzer_of(snapshot)
     if analyzer is None:
         return None
     try:

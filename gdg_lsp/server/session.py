@@ -18,6 +18,7 @@ from gdg_lsp import languages
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import (
     MAX_ANALYSED_CHARS,
+    Document,
     DocumentStore,
     PositionEncoding,
     Snapshot,
@@ -121,12 +122,17 @@ class Session:
             roots.append(Path(params.root_path))
         self.workspace.roots = roots
 
+    def analyzer_of(self, doc: Document | Snapshot) -> Analyzer | None:
+        """The analyzer of a document or snapshot; its size is checked first, so that a document
+        too large to analyse never has its text joined for it (``Document.text``)."""
+        if doc.too_large:
+            self._refuse_too_large(doc.length)
+            return None
+        return self.analyzer_for(doc.language_id, doc.text)
+
     def analyzer_for(self, language_id: str, text: str | None = None) -> Analyzer | None:
         if text is not None and len(text) > MAX_ANALYSED_CHARS:  # kept in step, not analysed (documents.py)
-            if "too-large" not in self._warned_languages:
-                self._warned_languages.add("too-large")
-                self.show(f"gdg-lsp: a document of {len(text):,} characters is not analysed (the limit is "
-                          f"{MAX_ANALYSED_CHARS:,}); its edits are still followed", types.MessageType.Warning)
+            self._refuse_too_large(len(text))
             return None
         try:
             return languages.analyzer(language_id, text)
@@ -136,10 +142,16 @@ class Session:
                 log.info("%s", err)
             return None
 
+    def _refuse_too_large(self, length: int) -> None:
+        if "too-large" not in self._warned_languages:
+            self._warned_languages.add("too-large")
+            self.show(f"gdg-lsp: a document of {length:,} characters is not analysed (the limit is "
+                      f"{MAX_ANALYSED_CHARS:,}); its edits are still followed", types.MessageType.Warning)
+
     def locate_in(self, snapshot: Snapshot, line: int, character: int) -> tuple[Analyzer, int] | None:
         """(analyzer, offset) for a position in a snapshot (on an analysis thread); None when
         its language has no analyzer or it is too large to analyse."""
-        analyzer = self.analyzer_for(snapshot.language_id, snapshot.text)
+        analyzer = self.analyzer_of(snapshot)
         if analyzer is None:
             return None
         return analyzer, snapshot.offset_at(line, character, self.encoding)
@@ -150,7 +162,7 @@ class Session:
         doc = self.documents.find(uri)
         if doc is None:
             return None
-        analyzer = self.analyzer_for(doc.language_id, doc.text)
+        analyzer = self.analyzer_of(doc)
         if analyzer is None:
             return None
         return doc, analyzer, doc.offset_at(line, character, self.encoding)

@@ -80,11 +80,11 @@ def start(ls, uri: str, offset: int) -> Future | None:
     session = ls.session
     session.work_ahead_timers.pop(uri, None)
     doc = session.documents.find(uri)
-    if doc is None or session.worker.service is None:
-        return None
+    if doc is None or session.worker.service is None or doc.too_large:
+        return None  # (a document too large to analyse has no hole to prepare)
     snapshot = doc.snapshot()
     settings = session.settings
-    offset = min(offset, len(snapshot.text))
+    offset = min(offset, snapshot.length)
     if session.reuse.candidate(snapshot, offset, settings) is not None:
         return None  # the user is typing the suggestion shown: the request is answered from it
 
