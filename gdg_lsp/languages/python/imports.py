@@ -99,14 +99,20 @@ def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[st
     return tuple(exported if exported is not None else dict.fromkeys(public))
 
 
+def identifier_problem(name: str) -> str | None:
+    """Why a name written as a string (an ``__all__`` entry) cannot be bound by an import."""
+    if (why := words.control_free(name)) is not None:
+        return why
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return "it is not a Python identifier"
+    return None
+
+
 def _identifiers(names: list[str], source: str) -> list[str]:
-    """The strings of an ``__all__`` that ``from … import *`` can bind."""
+    """The strings of an ``__all__`` that ``from … import *`` can bind (the rest noted)."""
     kept = []
     for name in names:
-        why = words.control_free(name)
-        if why is None and (not name.isidentifier() or keyword.iskeyword(name)):
-            why = "it is not a Python identifier"
-        if why is None:
+        if (why := identifier_problem(name)) is None:
             kept.append(name)
         else:
             words.REJECTIONS.note(words.Rejected(source, name, why))

@@ -16,7 +16,10 @@ The surface is the union of both (a stub's private helpers -- ``_T = TypeVar(...
 only where the source binds them). It is *open* (no member list: after the receiver any
 identifier remains possible, and ``explain`` says why) when the module defines
 ``__getattr__``, star-imports a module that cannot be read, rewrites its globals, is a
-compiled extension without a stub, or is not found. Each member records its kind
+compiled extension without a stub, or is not found. A member's name is a Python
+identifier: a stub's star import binds its source's ``__all__`` strings, and one that is
+not an identifier (``"x\\nimport os"`` in a workspace venv's stub) is left out and noted in
+``words.REJECTIONS``. Each member records its kind
 (module, class, function, variable), the module or class it leads to, and for callables
 the keyword names a call may use (None when ``**kwargs`` takes any).
 
@@ -42,10 +45,11 @@ from pathlib import Path
 import typeshed_client
 from typeshed_client import parser as ts_parser
 
-from gdg_lsp import python_ast
+from gdg_lsp import python_ast, words
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import classes, signatures
+from gdg_lsp.languages.python.imports import identifier_problem
 from gdg_lsp.languages.python.interpreter import SearchPath
 
 logging.getLogger("typeshed_client").setLevel(logging.ERROR)  # unreadable star imports are reported by us
@@ -345,6 +349,10 @@ class SurfaceReader:
                 return Surface(label, None, f"its stub defines __getattr__ ({located.stub}): any attribute may exist",
                                version)
             for member, info in stub_names.items():
+                if (problem := identifier_problem(member)) is not None:
+                    # a star import in a stub binds its source's __all__ strings, whatever they hold
+                    words.REJECTIONS.note(words.Rejected(str(located.stub), member, problem))
+                    continue
                 if isinstance(info.ast, ts_parser.ImportedName):
                     source = ".".join(info.ast.module_name)
                     imports[member] = source if info.ast.name is None else f"{source}:{info.ast.name}"
