@@ -27,7 +27,7 @@ MAX_ACTIONS = 40
 
 
 def _is_sql(ls, doc) -> bool:
-    analyzer = ls.session.analyzer_for(doc.language_id, doc.text)
+    analyzer = ls.session.analyzer_of(doc)
     return analyzer is not None and analyzer.name == "sql"
 
 
@@ -35,7 +35,7 @@ def describe(ls, snapshot) -> dict[str, Any] | None:
     """The payload of ``gdg/sqlSource`` for a document's snapshot (None: not SQL)."""
     if not _is_sql(ls, snapshot):
         return None
-    analyzer = ls.session.analyzer_for(snapshot.language_id, snapshot.text)
+    analyzer = ls.session.analyzer_of(snapshot)
     resolution = analyzer.resolution(snapshot, ls.session.workspace)
     return {"label": resolution.source.label, "rule": resolution.source.rule, "dialect": resolution.dialect.name,
             "description": resolution.describe(), "tables": len(resolution.tables),
