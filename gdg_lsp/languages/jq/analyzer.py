@@ -328,7 +328,8 @@ def input_prompt(gamma: Gamma, workspace: WorkspaceContext) -> str:
     tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
     budget = int(tokens * 3 * PROMPT_SHARE)
     source = gamma.lookup("source:input")
-    header = f"# jq filter over {comment_text(Path(source.attrs['files'].split(', ')[0]).name)}" if source else "# jq filter"
+    first = Path(source.attrs["files"].split(", ")[0]).name if source else None
+    header = f"# jq filter over {comment_text(first)}" if first is not None else "# jq filter"
     fields = [comment_text(f"{b.name} ({b.attrs.get('type')})") for b in gamma.bindings("Field")]
     shown = []
     used = len(header) + 20
