@@ -3,7 +3,8 @@ Python come from the workspace's ``.venv``, which a cloned repository can ship.
 
 - A FIFO named ``x.pth`` in its site-packages, or named ``pyvenv.cfg``: reading it blocked
   the reader for good, while the process-wide interpreter lock was held, so every
-  analysis thread that asked for members hung behind it.
+  analysis thread that asked for members hung behind it; one named ``METADATA`` in a
+  package's dist-info hung each thread that read that package's surface.
 - Its ``pyvenv.cfg`` ``home`` and its ``.pth`` lines name folders outside the workspace:
   those became readable, and their modules' names went into Γ after a dot.
 - Its ``bin/python`` links to a trusted interpreter, which reads the environment's
@@ -113,6 +114,17 @@ def test_a_fifo_pth_file_in_the_workspace_venv_is_not_waited_on(tmp_path):
     # and a second thread asking meanwhile is not held behind a lock either
     search, _ = _in_time(lambda: interpreter.resolve("", [root]), [fifo])
     assert search.how == "static" and site in search.site
+
+
+def test_a_fifo_among_an_installed_package_s_files_is_not_waited_on(tmp_path):
+    """The member surfaces read the package's METADATA (its version) and its source."""
+    root = tmp_path / "ws"
+    site = _workspace_venv(root)
+    meta = site / "goodpkg-1.0.dist-info" / "METADATA"
+    meta.unlink()
+    os.mkfifo(meta)
+    members, _ = _in_time(lambda: _members(root), [meta])
+    assert "goodpkg.good_name" in members  # versioned by its dist-info folder's name instead
 
 
 def test_a_fifo_pyvenv_cfg_is_not_waited_on(tmp_path, started):

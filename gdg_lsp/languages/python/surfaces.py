@@ -46,10 +46,10 @@ import typeshed_client
 from typeshed_client import parser as ts_parser
 
 from gdg_lsp import python_ast, words
-from gdg_lsp.boundary import Boundary
+from gdg_lsp.boundary import Boundary, Refused
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import classes, signatures
-from gdg_lsp.languages.python.imports import identifier_problem
+from gdg_lsp.languages.python.imports import MAX_SOURCE_BYTES, identifier_problem
 from gdg_lsp.languages.python.interpreter import SearchPath
 
 logging.getLogger("typeshed_client").setLevel(logging.ERROR)  # unreadable star imports are reported by us
@@ -59,6 +59,9 @@ SOURCE_DUNDERS = frozenset({"__builtins__", "__cached__"})
 """Attributes every module object has; a module run from source also these."""
 
 EXTENSION_SUFFIXES = (".so", ".pyd")
+MAX_METADATA_BYTES = 1 << 20
+"""A distribution's METADATA (its long description included) or top_level.txt larger than this is
+not read; the version is then the dist-info folder's."""
 MAX_DEPTH = 8
 """How far ``from a import b`` chains are followed when a member's kind is resolved."""
 
@@ -300,17 +303,19 @@ class SurfaceReader:
                     continue
                 version = m.group("version")
                 meta = folder / entry / "METADATA"
-                try:
-                    for line in meta.read_text(encoding="utf-8", errors="replace").splitlines()[:40]:
+                try:  # bounded and never blocking: a workspace venv's METADATA may be a FIFO
+                    head = self.boundary.read(meta, MAX_METADATA_BYTES).decode("utf-8", "replace")
+                    for line in head.splitlines()[:40]:
                         if line.startswith("Version:"):
                             version = line.split(":", 1)[1].strip()
                             break
-                except OSError:
+                except Refused:  # the folder's name says the version
                     pass
                 tops = [m.group("name")]
                 try:
-                    tops += (folder / entry / "top_level.txt").read_text(encoding="utf-8", errors="replace").split()
-                except OSError:
+                    tops += self.boundary.read(folder / entry / "top_level.txt", MAX_METADATA_BYTES).decode(
+                        "utf-8", "replace").split()
+                except Refused:
                     pass
                 for top_name in tops:
                     versions[_normal(top_name)] = version
@@ -330,9 +335,10 @@ class SurfaceReader:
                 elsewhere = _other_platforms(stub_tree.body, self._truth(located.stub))
                 why.append(f"stub {located.stub}")
             if located.source is not None:
-                source_tree = python_ast.parse(located.source.read_bytes(), filename=str(located.source))
+                source_tree = python_ast.parse(self.boundary.read(located.source, MAX_SOURCE_BYTES),
+                                               filename=str(located.source))
                 why.append(f"source {located.source}")
-        except (OSError, SyntaxError, ValueError, RecursionError, ts_parser.InvalidStub) as err:
+        except (OSError, Refused, SyntaxError, ValueError, RecursionError, ts_parser.InvalidStub) as err:
             return Surface(label, None, f"could not be read ({type(err).__name__}: {str(err)[:120]})", version)
         if stub_names is None and source_tree is None:
             if located.extension is not None:
@@ -387,7 +393,7 @@ class SurfaceReader:
         return names
 
     def _stub(self, name: str, path: Path) -> tuple[ts_parser.NameDict, ast.Module]:
-        tree = python_ast.parse(path.read_bytes(), filename=str(path))
+        tree = python_ast.parse(self.boundary.read(path, MAX_SOURCE_BYTES), filename=str(path))
         is_init = path.name in ("__init__.pyi", "__init__.py")
         names = ts_parser.parse_ast(tree, self.context, typeshed_client.ModulePath(tuple(name.split("."))),
                                     file_path=path, is_init=is_init)
