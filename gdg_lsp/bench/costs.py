@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-CASE_MODULES: tuple[str, ...] = ("gdg_lsp.bench.costs_workspace",)
+CASE_MODULES: tuple[str, ...] = ("gdg_lsp.bench.costs_workspace", "gdg_lsp.bench.costs_edits")
 """Modules that register cases (imported on demand)."""
 
 

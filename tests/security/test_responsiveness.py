@@ -6,6 +6,11 @@ document included (11 s for an 8 MB include; 1.9 s per keystroke in a
 0.35 M-character P4 file). Analysis now runs on analysis threads
 (``server/scheduler.py``), edits cost no parse, and an include over the size limit
 is refused unread.
+
+A huge document typed into froze it too: each edit of a 48 M-character document
+copied the whole text and shifted its whole line index on the event loop (0.3 to
+1.2 s an edit; a hover elsewhere waited seconds). The text is now kept in bounded
+chunks (``chunked_text.py``): an edit costs a chunk.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 
 import pytest
 
+from gdg_lsp.bench.costs_edits import flood_while_hovering
 from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.stress import NEIGHBOUR_HOVER, NEIGHBOUR_PY, neighbour, p4_declarations
 from gdg_lsp.latency import percentile
@@ -65,3 +71,15 @@ async def test_typing_in_a_large_p4_document_costs_no_parse_on_the_event_loop(tm
             await asyncio.sleep(0.02)
         assert "C0" in {item["label"] for item in (await pending)["result"]["items"]}
     assert len(hovers) >= 3 and percentile(hovers, 0.95) <= 100, hovers
+
+
+@pytest.mark.stress
+async def test_an_edit_flood_of_a_huge_document_costs_a_chunk_per_edit():
+    # 2,000 edits to 20 M characters: a whole-text copy per edit took over a minute for them
+    with quiet_logs():
+        figures = await flood_while_hovering(20_000_000, max_edits=2000, seconds=60.0)
+    assert figures.chars >= 20_000_000
+    assert figures.edits == 2000, f"only {figures.edits} edits applied in {figures.seconds:.0f} s"
+    assert figures.text_matches  # not one edit lost or misplaced (sha256 of the whole text)
+    assert percentile(figures.edit_ms, 0.5) < 10, percentile(figures.edit_ms, 0.5)
+    assert len(figures.hover_ms) >= 3 and percentile(figures.hover_ms, 0.95) <= 100, figures.hover_ms
