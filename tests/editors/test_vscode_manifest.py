@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Settings, from_json, to_json
+from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Settings, from_json, to_json, user_only_keys
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
 EXTENSION_SETTINGS = MANIFEST.parent / "src" / "settings.ts"
@@ -74,37 +74,30 @@ def test_enums_match_the_server():
     assert tuple(props["gdg.remote.dialect"]["enum"]) == REMOTE_DIALECTS
 
 
-CONSENT = ("gdg.server.path", "gdg.server.args", "gdg.backend", "gdg.remote.url", "gdg.remote.apiKeyEnv",
-           "gdg.p4.includePaths", "gdg.fragments.paths",
-           "gdg.fragments.trustedFolders", "gdg.fragments.claims", "gdg.sql.connections", "gdg.sql.sources")
-"""What decides which program runs, whether and where code and a secret leave the machine (a
-database server's DSN may name a client certificate and key to present), and
-which folders outside the workspace may be read (gdg_lsp/boundary.py allows the include paths), and
-whether a workspace's own fragment files may decide what is suggested (trust, claims)."""
+CLIENT_PROGRAM = ("gdg.server.path", "gdg.server.args")
+"""The extension's own settings that choose the program it starts."""
 
 
-def test_what_sends_code_away_or_runs_a_program_is_never_taken_from_a_workspace():
-    """VS Code reads machine- and application-scoped settings from user (or remote machine)
-    settings only: a folder's .vscode/settings.json cannot set them, trusted or not."""
+def test_every_setting_that_chooses_a_program_or_a_path_is_machine_scoped():
+    """What decides which program runs, which model or folder outside the workspace is loaded,
+    and whether and where code and a secret leave the machine (a database server's DSN may name
+    a client certificate and key to present) is the user's alone: ``settings.USER_ONLY`` marks it
+    in the server, and VS Code reads ``machine``-scoped settings from user (or remote machine)
+    settings only, never from a folder's .vscode/settings.json, trusted or not. Not
+    ``machine-overridable`` (a folder may override those) nor ``window``/``resource``."""
     props = _properties()
-    for key in CONSENT:
-        assert props[key].get("scope") in ("machine", "application"), key
-
-
-def test_a_workspace_cannot_trust_its_own_fragment_files():
-    """A cloned repository's .vscode/settings.json naming itself in gdg.fragments.trustedFolders (or
-    granting its language a claim of Python documents) is not read: VS Code takes machine-scoped
-    settings from the user's settings only, and the server hears only what the extension sends."""
-    props = _properties()
-    for key in ("gdg.fragments.trustedFolders", "gdg.fragments.claims"):
-        assert props[key]["scope"] == "machine", key
-        assert props[key]["default"] == []
+    user_only = [f"gdg.{key}" for key in user_only_keys()]
+    assert {"gdg.python.interpreter", "gdg.shell.tools", "gdg.model", "gdg.p4.includePaths",
+            "gdg.fragments.paths"} <= set(user_only)  # the list is the server's, and holds these
+    wrong = {key: props[key].get("scope", "window") for key in (*CLIENT_PROGRAM, *user_only)
+             if props[key].get("scope") != "machine"}
+    assert not wrong, wrong
 
 
 def test_untrusted_workspaces_do_not_start_the_server():
     capabilities = json.loads(MANIFEST.read_text())["capabilities"]
     untrusted = capabilities["untrustedWorkspaces"]
-    # the server may be the workspace's own .venv/bin/gdg-lsp: nothing of an untrusted folder runs
+    # the server reads the workspace's files (and runs its installed tools' --help): not for an untrusted folder
     assert untrusted["supported"] is False and untrusted["description"]
 
 
