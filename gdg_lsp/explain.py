@@ -14,6 +14,7 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.grammar import engine as grammar_engines
 from gdg_lsp.grammar.engine import GrammarEngine, accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
+from gdg_lsp.service.fragment_library import authored_sentence, template_text
 from gdg_lsp.service.local import Suggestion
 from gdg_lsp.settings import Settings
 
@@ -78,6 +79,10 @@ def explain_hole(snapshot: Snapshot, offset: int, settings: Settings, workspace:
     cache = byte_grammars(settings.grammar_engine)
     choice = fragments.choose(fragment, hole.gamma, hole.context, hole.typed, settings.constraint, cache.get, accepts)
     report = {"hole": _hole_report(hole, snapshot.text), "choice": _choice_report(choice, cache.name, dialect)}
+    if (written := template_text(hole.language, hole.fragment, choice.rung, hole.typed)) is not None:
+        # a user's fragment file: only its Γ slots are a guarantee, not the words its template writes
+        report["choice"]["fragmentText"] = written.summary()
+        report["choice"]["guaranteed"] = choice.guaranteed and not written.words
     report["text"] = "\n".join(_text_lines(report))
     return report
 
@@ -148,6 +153,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"policy: constraint={choice['constraint']} → rung {choice['rung'] or 'none'}"
                      + (" (every slotted reference drawn from Γ; open positions are named per suggestion)"
                         if choice["guaranteed"] else ""))
+        if choice.get("fragmentText"):
+            lines.append(f"  {authored_sentence(choice['fragmentText'])}")
         lines += [f"  {a['rung']}: {a['outcome']}" + (f" ({a['detail']})" if a["detail"] else "") for a in choice["attempts"]]
         lines.append(f"grammar engine: {choice['grammarEngine']}")
         if choice["grammar"]:
@@ -158,6 +165,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"suggestion: {summary['text']!r}")
         lines.append(f"  rung={summary['rung']} guaranteed={summary['guaranteed']} stop={summary['stopReason']} "
                      f"tokens={summary['tokens']} free_bits={summary['freeBits']}")
+        if summary.get("fragmentText"):
+            lines.append(f"  {authored_sentence(summary['fragmentText'])}")
         if summary.get("reason"):
             lines.append(f"  reason: {summary['reason']}")
         lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "

@@ -427,7 +427,7 @@ def _char_ranges(chars: set[str]) -> str:
     return "[" + "".join(parts) + "]"
 
 
-def _expand_class(spec: str) -> set[str]:
+def expand_class(spec: str) -> set[str]:
     """The characters of a simple class body like ``a-zA-Z0-9_``."""
     chars: set[str] = set()
     i = 0
@@ -449,7 +449,7 @@ def identifier_excluding(first: str, rest: str, excluded: Iterable[str]) -> Expr
     stay on the trie), take any other letter (and then anything), or end, unless
     the node ends a reserved word.
     """
-    first_chars, rest_chars = _expand_class(first), _expand_class(rest)
+    first_chars, rest_chars = expand_class(first), expand_class(rest)
     trie: dict = {}
     for word in excluded:
         if not word or word[0] not in first_chars or any(c not in rest_chars for c in word[1:]):

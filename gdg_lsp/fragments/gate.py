@@ -22,10 +22,19 @@ A fragment is used only when, compiled by the engine the decoder masks with
 The same gate runs on induced fragments (``gdg-lsp induce``), hand-written ones
 (``gdg-lsp gate FILE --corpus ...``) and users' fragment files when they are
 loaded (their ``[[examples]]`` are the positives).
+
+A fragment whose language takes over another language's documents (a claim the user
+granted: Triton's of Python files) is also judged against held-out code of that other
+language (``against_language``), whatever its own examples say: real code at its trigger
+must fit it (at least ``MIN_REGIONS_ACCEPTED`` of the regions that start there), and the
+language's other lines written after the trigger must not (at most ``MAX_LINES_ACCEPTED``).
+A template of literals, whose only positive is its own text, fits none of the real regions;
+one that lets anything follow its trigger accepts the other lines.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,14 +45,19 @@ from gdg_lsp.errors import GammaEmptyError, GrammarError
 from gdg_lsp.fragments.fileformat import Example
 from gdg_lsp.fragments.instantiate import instantiate
 from gdg_lsp.fragments.model import RUNGS, Fragment
+from gdg_lsp.fragments.policy import choose
 from gdg_lsp.gamma import Binding, Gamma
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 KINDS = ("other-scope", "near-miss", "wrong-sort")
+MIN_REGIONS_ACCEPTED = 0.5
+MAX_LINES_ACCEPTED = 0.02
 
 
 class Engine(Protocol):
     def compile(self, text: str) -> Any: ...
+
+    def accepts(self, compiled: Any, text: str) -> bool: ...
 
     def full_match(self, compiled: Any, text: str) -> bool: ...
 
@@ -323,3 +337,90 @@ def _free_bits(fragment: Fragment, positives: Sequence[Positive], accepted_at: M
         report.free_bits = {rung: totals[rung] / counted for rung in fragment.rungs}
         report.free_bits_positives = counted
         report.monotone = monotone
+
+
+# -- against the claimed language's own code --------------------------------------------------
+
+
+@dataclass
+class LanguageReport:
+    """A claiming fragment against held-out code of the language it claims (``against_language``)."""
+
+    language: str
+    source: str
+    rung: str = ""
+    """The rung π chose at the first probe."""
+    regions: int = 0
+    accepted: int = 0
+    rejected_regions: list[str] = field(default_factory=list)
+    lines: int = 0
+    lines_accepted: int = 0
+    accepted_lines: list[str] = field(default_factory=list)
+    problem: str = ""
+    """Why there was nothing to judge against (no held-out code of the language)."""
+
+    @property
+    def passed(self) -> bool:
+        return (not self.problem and self.accepted >= math.ceil(self.regions * MIN_REGIONS_ACCEPTED)
+                and self.lines_accepted <= self.lines * MAX_LINES_ACCEPTED)
+
+    def why_not(self) -> str:
+        if self.problem:
+            return self.problem
+        if self.accepted < math.ceil(self.regions * MIN_REGIONS_ACCEPTED):
+            return (f"against held-out {self.language} ({self.source}) it accepts {self.accepted} of the "
+                    f"{self.regions} regions that start at its trigger, e.g. it rejects {self.rejected_regions[0]}: "
+                    f"a fragment that claims {self.language} documents must describe the "
+                    f"code written there")
+        if self.lines_accepted > self.lines * MAX_LINES_ACCEPTED:
+            return (f"against held-out {self.language} ({self.source}) it accepts {self.lines_accepted} of "
+                    f"{self.lines} other lines written after its trigger, e.g. {self.accepted_lines[0]}: "
+                    f"it lets arbitrary {self.language} code through")
+        return "passed"
+
+    def summary(self) -> dict[str, Any]:
+        return {"passed": self.passed, "language": self.language, "source": self.source, "rung": self.rung,
+                "regions": f"{self.accepted}/{self.regions}", "other_lines": f"{self.lines_accepted}/{self.lines}"}
+
+
+def against_language(fragment: Fragment, regions: Sequence[Positive], lines: Sequence[Positive], engine: Engine,
+                     language: str, source: str, triggers: Sequence[str]) -> LanguageReport:
+    """Judge ``fragment`` on ``regions`` (real code that starts at its trigger, to be accepted)
+    and ``lines`` (other real lines after its trigger, to be rejected), each with the Γ a hole
+    there has: each at the rung π would choose there once its trigger (one of ``triggers``) is typed,
+    which is what the model would be let write (a loose rung that fits real code does not
+    excuse a tight one that forces other text)."""
+    report = LanguageReport(language, source)
+    chosen: dict[str, Any] = {}
+
+    def accepts(probe: Positive) -> bool:
+        typed = max((t for t in triggers if probe.text.startswith(t)), key=len, default="")
+        choice = choose(fragment, probe.gamma, probe.context, typed, "scope", _compiler(engine, chosen),
+                        engine.accepts)
+        if choice.rung is None:
+            return False  # no rung fits the trigger here: the fragment is not used
+        report.rung = report.rung or choice.rung
+        return engine.full_match(choice.compiled, probe.text)
+
+    for region in regions:
+        report.regions += 1
+        if accepts(region):
+            report.accepted += 1
+        elif len(report.rejected_regions) < 5:
+            report.rejected_regions.append(f"{region.text!r} ({region.where})")
+    for line in lines:
+        report.lines += 1
+        if accepts(line):
+            report.lines_accepted += 1
+            if len(report.accepted_lines) < 5:
+                report.accepted_lines.append(f"{line.text!r} ({line.where})")
+    return report
+
+
+def _compiler(engine: Engine, compiled: dict[str, Any]):
+    def compile_grammar(grammar: Any) -> Any:
+        if grammar.text not in compiled:
+            compiled[grammar.text] = engine.compile(grammar.text)  # a GrammarError: π tries the next rung
+        return compiled[grammar.text]
+
+    return compile_grammar

@@ -44,9 +44,9 @@ def register(server) -> None:
             except Exception as err:
                 log.warning("could not read the gdg configuration section: %s", err)
                 return
-        paths = ls.session.settings.fragments.paths
+        before = ls.session.settings.fragments  # paths, trusted folders, claims
         ls.session.apply_settings(data)
-        if ls.session.settings.fragments.paths != paths:
+        if ls.session.settings.fragments != before:
             await fragment_files.load(ls)
 
     @server.feature(types.SHUTDOWN)

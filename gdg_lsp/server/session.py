@@ -26,6 +26,7 @@ from gdg_lsp.documents import (
 )
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
+from gdg_lsp.server.fragment_consent import FolderConsent
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
@@ -75,6 +76,8 @@ class Session:
         edit before it cancels it)."""
         self.fragments = FragmentLibrary()
         """Users' fragment files (server/fragment_files.py)."""
+        self.fragment_consent = FolderConsent()
+        """Which workspace folders' fragment files the user allowed (server/fragment_consent.py)."""
         self.own_settings: Settings | None = None
         """Set by the TCP server: the settings of the server's own command line. The client's
         settings apply over them, except the user-only ones (a program, a model or folder to

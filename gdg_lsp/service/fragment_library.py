@@ -3,14 +3,23 @@
 Where they come from:
 
 - ``.gdg/fragments/`` in each workspace folder (scope ``workspace``): data the
-  workspace brings. Read only inside the workspace folder (a link pointing out
-  is refused, ``boundary.py``), at most ``MAX_FILES`` files of
-  ``fileformat.MAX_FILE_BYTES`` each; nothing in them is run, imported or
+  workspace brings, read only for the folders the user consented to (the caller
+  passes those as ``roots``: server/fragment_consent.py); the others' files are at
+  most listed (``workspace_files``), never read. Read only inside the workspace
+  folder (a link pointing out is refused, ``boundary.py``), at most ``MAX_FILES``
+  files of ``fileformat.MAX_FILE_BYTES`` each; nothing in them is run, imported or
   unpickled, and the tree-sitter grammar a file names is one of gdg-lsp's
   allow-list, imported only from the environment's own site-packages
   (languages/generic/definition.py);
 - ``gdg.fragments.paths`` (scope ``user``): files or folders the user named in
   their own settings (VS Code takes the setting from user settings only).
+
+A language a file teaches opens in files of its own suffixes or language id. It
+takes over documents of another language (``claims``) only as the user's
+``gdg.fragments.claims`` grants it (markers from that setting), or by the claim a
+user-scope file writes; a workspace file's own ``claims`` is refused. Every
+fragment of a claiming language is also gated on held-out code of the claimed
+language (service/heldout.py, ``gate.against_language``).
 
 Each file is parsed (fileformat), its ``[new_language]`` checked and
 registered (languages/registry.py), and its fragment gated on its
@@ -25,20 +34,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from gdg_lsp import boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.errors import GdgError
 from gdg_lsp.fragments import fileformat, gate, store
+from gdg_lsp.fragments.authored import template_words, unvouched
 from gdg_lsp.fragments.fileformat import FragmentFile, FragmentFileError
 from gdg_lsp.fragments.manifest import builtin_languages
 from gdg_lsp.languages import registry
 from gdg_lsp.languages.generic import definition as definitions
+from gdg_lsp.settings import FragmentClaim
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +78,8 @@ class FileState:
     file: FragmentFile | None = None
     definition: definitions.Definition | None = None
     report: gate.GateReport | None = None
+    claimed: gate.LanguageReport | None = None
+    """The gate against held-out code of the language it claims (a claiming language only)."""
     seconds: dict[str, float] = field(default_factory=dict)
     text: str = ""
     """The text the file was read as (problems are located in it)."""
@@ -83,21 +98,21 @@ class FragmentLibrary:
         self.files: dict[str, FileState] = {}
         self.roots: list[Path] = []
         self.paths: list[Path] = []
+        self.claims: tuple[FragmentClaim, ...] = ()
         self._lock = threading.RLock()
         self._registered: set[str] = set()
         self._verdicts: BoundedCache[tuple[str, str, tuple[str, ...]], gate.GateReport] = BoundedCache(
             "fragments.gate-verdicts", 512)
         """(file digest, language, keywords) -> the gate's report: the same bytes are judged once a
         session (a re-sync, a reload of a language's other files, a file changed back)."""
+        self._claim_verdicts: BoundedCache[tuple[Any, ...], gate.LanguageReport] = BoundedCache(
+            "fragments.claim-verdicts", 128)
+        """(file digest, definition, claim's corpus) -> the gate against the claimed language's code."""
 
     # -- finding files -----------------------------------------------------------------------
 
     def discover(self, roots: Sequence[Path], paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
-        found: list[tuple[Path, str]] = []
-        for root in roots:
-            folder = Path(root) / FOLDER
-            if folder.is_dir():
-                found += [(p, "workspace") for p in sorted(folder.rglob("*.toml"))[:MAX_FILES]]
+        found: list[tuple[Path, str]] = [(p, "workspace") for root in roots for p in workspace_files(root)]
         for entry in paths:
             path = Path(entry).expanduser()
             if path.is_dir():
@@ -120,12 +135,15 @@ class FragmentLibrary:
 
     # -- loading -------------------------------------------------------------------------------
 
-    def sync(self, roots: Sequence[Path], paths: Sequence[str | Path]) -> list[FileState]:
-        """Read every fragment file of ``roots`` and ``paths`` (files gone are dropped);
-        returns the state of every file seen now or before (for publishing)."""
+    def sync(self, roots: Sequence[Path], paths: Sequence[str | Path],
+             claims: Sequence[FragmentClaim] = ()) -> list[FileState]:
+        """Read every fragment file of ``roots`` (the workspace folders the user consented to)
+        and ``paths`` (files gone are dropped), with the claims the user granted; returns the
+        state of every file seen now or before (for publishing)."""
         with self._lock:
             self.roots = [Path(r) for r in roots]
             self.paths = [Path(p).expanduser() for p in paths]
+            self.claims = tuple(claims)
             found = self.discover(self.roots, self.paths)
             keys = {str(p) for p, _ in found}
             gone = [FileState(state.path, state.scope, "gone") for k, state in self.files.items() if k not in keys]
@@ -213,7 +231,32 @@ class FragmentLibrary:
             except definitions.DefinitionError as err:
                 state.problems.append(Problem(str(err), _line_in_section(text, "new_language", err.key)))
                 state.file = None
+                return state
+            claimed = self._claimed(state.definition, scope)
+            if isinstance(claimed, str):
+                state.problems.append(Problem(claimed, _line_in_section(text, "new_language", "claims")))
+                state.definition, state.file = None, None
+            else:
+                state.definition = claimed
         return state
+
+    def _claimed(self, definition: definitions.Definition, scope: str) -> definitions.Definition | str:
+        """The definition with the claim the user granted for it (``gdg.fragments.claims``), or
+        without one; the problem when a workspace file claims documents itself."""
+        grant = next((c for c in self.claims if c.language == definition.name), None)
+        if grant is not None:
+            if grant.claims not in registry.names():
+                return f"gdg.fragments.claims lets {definition.name} claim {grant.claims!r}, a language gdg-lsp does not have"
+            return replace(definition, claims=(grant.claims, tuple(grant.contains)))
+        if definition.claims is None or scope != "workspace":
+            return definition
+        target, markers = definition.claims
+        return (f"a workspace's fragment file cannot claim {target} documents (claims = {{ language = "
+                f"\"{target}\", ... }}): what a file teaches opens in files of its own suffix (extensions = "
+                f"[\".x\"]) or language id {definition.name!r}. To let {definition.name} take over {target} "
+                f"documents that contain a marker, grant it in your user settings: \"gdg.fragments.claims\": "
+                f"[{{\"language\": \"{definition.name}\", \"claims\": \"{target}\", \"contains\": "
+                f"[\"{markers[0]}\"]}}] (docs/fragments.md)")
 
     def _fragment(self, state: FileState) -> None:
         """Checks that need the other files (language, name), then the gate."""
@@ -227,8 +270,8 @@ class FragmentLibrary:
         if language in builtin_languages() or language in registry.builtin_names():
             state.problems.append(Problem(
                 f"{language} is a built-in language: its analyzer chooses its fragments. To open a fragment "
-                f"with a trigger in {language} files, define a new language that claims them "
-                f"([new_language] claims = {{ language = \"{language}\", contains = [...] }}; docs/fragments.md)",
+                f"with a trigger in {language} files, define a new language ([new_language]) and let it claim "
+                f"them in your user settings (gdg.fragments.claims; docs/fragments.md)",
                 _line(text, r"^\s*language\s*=")))
             state.state = "failed"
             return
@@ -278,8 +321,41 @@ class FragmentLibrary:
                                           _line(text, r"^\s*\[\[examples\]\]")))
             state.state = "failed"
             return
+        if definer.definition.claims is not None:
+            state.claimed = self._against_claimed(ff, definer.definition, verdict_key[0], state)
+            if not state.claimed.passed:
+                state.problems.append(Problem(f"not loaded: {language} claims {definer.definition.claims[0]} "
+                                              f"documents, and {state.claimed.why_not()}",
+                                              _line(text, r"^\s*template\s*=")))
+                state.state = "failed"
+                return
         self.store.put(state.key, ff.fragment)
         state.state = "active"
+
+    def _against_claimed(self, ff: FragmentFile, definition: definitions.Definition, digest: str,
+                         state: FileState) -> gate.LanguageReport:
+        """The gate against held-out code of the language ``definition`` claims (cached by bytes)."""
+        target = definition.claims[0]
+        corpus = next((c.corpus for c in self.claims if c.language == definition.name), "")
+        key = (digest, definition, definition.claims, corpus)
+        report = self._claim_verdicts.get(key)
+        if report is not None:
+            return report
+        began = time.perf_counter()
+        from gdg_lsp.grammar.fragment_engine import byte_engine
+        from gdg_lsp.service import heldout
+
+        try:
+            code = heldout.read(target, corpus)
+        except ValueError as err:
+            return gate.LanguageReport(target, corpus, problem=str(err))  # not cached: the folder may appear
+        regions, lines = heldout.probes(code, definition, ff.hole.triggers)
+        try:
+            report = gate.against_language(ff.fragment, regions, lines, byte_engine(), target, code.source,
+                                            ff.hole.triggers)
+        finally:
+            state.seconds["claim-gate"] = time.perf_counter() - began
+        return self._claim_verdicts.put(key, report)
 
     def _definer(self, language: str) -> FileState | None:
         """The file whose [new_language] defines ``language`` (the first by path)."""
@@ -302,6 +378,8 @@ class FragmentLibrary:
                 for fragment in self.store.fragments(name).values()
                 for text in self._triggers(name, fragment.name))
             definition = state.definition.with_triggers(triggers)
+            if not triggers and definition.claims is not None:
+                definition = replace(definition, claims=None)  # no fragment of it loaded: the documents stay theirs
             current = next((s for s in registry.registered() if s.name == name), None)
             if current is not None and current.definition == definition and current.definition.triggers == triggers:
                 continue
@@ -323,6 +401,72 @@ class FragmentLibrary:
         return [s for s in self.files.values() if s.state == "active"]
 
 
+@dataclass(frozen=True)
+class Authored:
+    """The words of a suggestion that a user's fragment file wrote itself, not Γ (fragments/authored.py)."""
+
+    file: str
+    words: tuple[str, ...]
+
+    def summary(self) -> dict[str, Any]:
+        return {"file": self.file, "words": list(self.words)}
+
+
+
+def authored_sentence(summary: Mapping[str, Any]) -> str:
+    """What explain says of an ``Authored.summary()``."""
+    words = summary["words"]
+    shown = ", ".join(words[:8]) + (" …" if len(words) > 8 else "")
+    return (f"names from Γ; the fragment's own text ({shown}) comes from {summary['file']}" if words
+            else f"names from Γ; the fragment comes from {summary['file']}")
+
+
+def authored(hole: Any, statements: Sequence[Any]) -> Authored | None:
+    """What a user's fragment wrote into the decoded ``statements`` (``StatementTrace``: text,
+    fragment, rung, declared) of ``hole``; None when none was decoded under a fragment from a file."""
+    language = hole.language
+    users = [s for s in statements if s.fragment and s.rung and store.USER.owner(language, s.fragment)]
+    if not users:
+        return None
+    spec = registry.spec(language)
+    definition = spec.definition if isinstance(spec.definition, definitions.Definition) else None
+    keywords = definitions.vouched_keywords(definition.tree_sitter) if definition is not None else frozenset()
+    names = set(hole.gamma.visible()) | {name for s in statements for name in s.declared}
+    owner, words = None, []
+    for statement in users:
+        fragment = store.USER.fragments(language).get(statement.fragment)
+        if fragment is None:
+            continue
+        owner = owner or store.USER.owner(language, statement.fragment)
+        written = template_words(fragment, statement.rung)
+        typed = hole.typed if statement.index == 0 else ""  # the first statement continues the typed text
+        words += [w for w in unvouched(typed + statement.text, written, names, keywords, len(typed))
+                  if w not in words]
+    return Authored(owner, tuple(words)) if owner is not None else None
+
+
+def template_text(language: str, name: str, rung: str | None, typed: str) -> Authored | None:
+    """The words a user's fragment may write itself at ``rung`` (beyond the language's keywords
+    and the text already typed), with its file; None for gdg-lsp's own fragments."""
+    path = store.USER.owner(language, name)
+    fragment = store.USER.fragments(language).get(name) if path else None
+    if fragment is None or rung is None:
+        return None
+    spec = registry.spec(language)
+    keywords = definitions.vouched_keywords(spec.definition.tree_sitter) \
+        if isinstance(spec.definition, definitions.Definition) else frozenset()
+    typed_words = set(re.findall(r"\w+", typed))
+    written = template_words(fragment, rung)
+    return Authored(path, tuple(sorted(w for w in written.words if w not in keywords and w not in typed_words))
+                    + (("(spelled by character classes)",) if written.spells else ()))
+
+
+def workspace_files(root: Path) -> list[Path]:
+    """The fragment files of a workspace folder's ``.gdg/fragments/``, listed, not read."""
+    folder = Path(root) / FOLDER
+    return sorted(folder.rglob("*.toml"))[:MAX_FILES] if folder.is_dir() else []
+
+
 def language_spec(definition: definitions.Definition) -> registry.LanguageSpec:
     """The registry entry of a language a fragment file teaches (claims by plain substring)."""
     claims = None
@@ -334,16 +478,12 @@ def language_spec(definition: definitions.Definition) -> registry.LanguageSpec:
 
 
 def _line(text: str, pattern: str) -> int:
-    import re
-
     m = re.search(pattern.replace(r"^\s*", r"^[ \t]*"), text, re.MULTILINE)  # not from an empty line above
     return text.count("\n", 0, m.start()) + 1 if m else 0
 
 
 def _line_in_section(text: str, section: str, key: str) -> int:
     """The line of ``key = ...`` inside ``[section]`` (or of the section's header)."""
-    import re
-
     head = re.search(rf"^[ \t]*\[{re.escape(section)}\]", text, re.MULTILINE)
     if head is None:
         return 0

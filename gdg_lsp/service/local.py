@@ -26,6 +26,7 @@ from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
 from gdg_lsp.service import candidates, suffix
 from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.candidates import Candidate
+from gdg_lsp.service.fragment_library import Authored, authored
 from gdg_lsp.settings import Settings
 
 
@@ -51,6 +52,9 @@ class Suggestion:
     timings: dict[str, float] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
     """Every distinct candidate, best first (``text`` is the first one's); one unless ``gdg.candidates`` > 1."""
+    authored: Authored | None = None
+    """Decoded under a fragment from a user's file: that file, and the words of the suggestion its
+    template wrote itself (no Γ slot vouches for them)."""
 
     @property
     def open_positions(self) -> list[str]:
@@ -60,8 +64,10 @@ class Suggestion:
 
     @property
     def guaranteed(self) -> bool:
-        """Every reference position of the suggestion was a Γ-slot (or checked by the analyzer)."""
-        return self.rung in ("pin", "ctx", "gamma") and not self.open_positions
+        """Every reference position of the suggestion was a Γ-slot (or checked by the analyzer), and
+        no word of it is a user's fragment file's own text (only Γ slots are a guarantee)."""
+        return self.rung in ("pin", "ctx", "gamma") and not self.open_positions and \
+            not (self.authored is not None and self.authored.words)
 
     def coverage(self) -> dict[str, Any]:
         """What the rung covered: counts of slotted and checked reference positions, the open ones."""
@@ -87,6 +93,7 @@ class Suggestion:
             "rung": self.rung,
             "guaranteed": self.guaranteed,
             "openPositions": self.open_positions,
+            "fragmentText": self.authored.summary() if self.authored is not None else None,
             "coverage": self.coverage(),
             "stopReason": self.stop_reason,
             "reason": self.reason,
@@ -321,6 +328,7 @@ class CompletionService:
             stop_reason=execution.stop_reason, reason=reason, hole=hole, execution=execution,
             prompt_tokens=len(prompt.ids), reused_tokens=reused, prompt_template=shape.template,
             suffix_tokens=shape.suffix_tokens, candidates=found,
+            authored=authored(hole, execution.statements),
             timings={"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
                      "total": done - began},
         )

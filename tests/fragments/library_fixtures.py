@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gdg_lsp.settings import FragmentClaim
+
 from tests.fragments.test_gate import FRAGMENT
 
 LANGUAGE = '''
@@ -13,6 +15,22 @@ claims = { language = "python", contains = ["import demo"] }
 '''
 
 DEMO = FRAGMENT.replace('trigger = ["load("]', 'trigger = ["load("]') + LANGUAGE
+
+
+HELD_OUT = """def k(x_ptr, n):
+    offs = n + 1
+    m = offs < n
+    y = load(x_ptr + offs, mask=m)
+    return y
+"""
+"""Python where `load(` is written as the demo fragment writes it."""
+
+
+def demo_claim(folder: Path) -> FragmentClaim:
+    """The user's grant that lets `demo` take over Python files that import demo (a workspace file's
+    own `claims` is refused), gated on the held-out Python written into ``folder``."""
+    write(folder, "kernels.py", HELD_OUT)
+    return FragmentClaim("demo", "python", ["import demo"], str(folder))
 
 
 def write(folder: Path, name: str, text: str) -> Path:

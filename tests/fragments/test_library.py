@@ -13,7 +13,7 @@ from gdg_lsp.languages import registry
 from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.service.fragment_library import FOLDER, FragmentLibrary
 
-from tests.fragments.library_fixtures import DEMO, other_fragment, write
+from tests.fragments.library_fixtures import DEMO, demo_claim, other_fragment, write
 
 
 @pytest.fixture
@@ -24,13 +24,19 @@ def library():
     assert "demo" not in registry.names()
 
 
+@pytest.fixture
+def claims(tmp_path: Path):
+    """The user grants `demo` its claim of Python documents (a workspace file cannot claim them)."""
+    return [demo_claim(tmp_path / "heldout")]
+
+
 def _by_name(states):
     return {s.path.name: s for s in states}
 
 
-def test_a_dropped_file_is_gated_registered_and_used(tmp_path: Path, library):
+def test_a_dropped_file_is_gated_registered_and_used(tmp_path: Path, library, claims):
     write(tmp_path / FOLDER, "load.toml", DEMO)
-    states = _by_name(library.sync([tmp_path], []))
+    states = _by_name(library.sync([tmp_path], [], claims))
     assert states["load.toml"].state == "active", states["load.toml"].problems
     assert states["load.toml"].report.passed
     assert "demo" in registry.names()
@@ -47,13 +53,13 @@ def test_a_dropped_file_is_gated_registered_and_used(tmp_path: Path, library):
     assert languages.analyzer("python", "import os\n").name == "python"
 
 
-def test_a_broken_file_is_reported_where_it_is_and_never_breaks_the_others(tmp_path: Path, library):
+def test_a_broken_file_is_reported_where_it_is_and_never_breaks_the_others(tmp_path: Path, library, claims):
     folder = tmp_path / FOLDER
     write(folder, "load.toml", DEMO)
     write(folder, "store.toml", other_fragment())
     write(folder, "broken.toml", 'language = "demo"\nname = "x"\ntemplate = """\nroot ::= "a" %nope%\n"""\n')
     write(folder, "notoml.toml", 'language = "demo"\nname = [1,\n')
-    states = _by_name(library.sync([tmp_path], []))
+    states = _by_name(library.sync([tmp_path], [], claims))
     assert states["load.toml"].state == states["store.toml"].state == "active"
     assert states["broken.toml"].state == "failed"
     (problem,) = states["broken.toml"].problems
@@ -63,21 +69,21 @@ def test_a_broken_file_is_reported_where_it_is_and_never_breaks_the_others(tmp_p
     assert set(fragments.available("demo")) == {"load", "store"}
 
 
-def test_a_fragment_that_fails_its_gate_is_never_installed(tmp_path: Path, library):
+def test_a_fragment_that_fails_its_gate_is_never_installed(tmp_path: Path, library, claims):
     write(tmp_path / FOLDER, "load.toml", DEMO)
     leaky = other_fragment().replace('gamma = { sort = ["Variable"] }', "gamma = { identifier = {} }")
     write(tmp_path / FOLDER, "store.toml", leaky)
-    states = _by_name(library.sync([tmp_path], []))
+    states = _by_name(library.sync([tmp_path], [], claims))
     assert states["store.toml"].state == "failed"
     assert "gate failed" in states["store.toml"].problems[0].message
     assert "store" not in fragments.available("demo")
 
 
-def test_a_change_reloads_that_file_alone(tmp_path: Path, library):
+def test_a_change_reloads_that_file_alone(tmp_path: Path, library, claims):
     folder = tmp_path / FOLDER
     write(folder, "load.toml", DEMO)
     store_file = write(folder, "store.toml", other_fragment())
-    library.sync([tmp_path], [])
+    library.sync([tmp_path], [], claims)
     load_before = fragments.fragment("demo", "load")
     generation = store.USER.generation
 
@@ -99,16 +105,16 @@ def test_a_change_reloads_that_file_alone(tmp_path: Path, library):
     assert state.state == "gone"
 
 
-def test_a_path_outside_the_library_is_ignored(tmp_path: Path, library):
+def test_a_path_outside_the_library_is_ignored(tmp_path: Path, library, claims):
     write(tmp_path / FOLDER, "load.toml", DEMO)
-    library.sync([tmp_path], [])
+    library.sync([tmp_path], [], claims)
     elsewhere = write(tmp_path / "other", "x.toml", other_fragment())
     assert library.reload(elsewhere) == []
 
 
-def test_user_paths_from_settings_are_read_too(tmp_path: Path, library):
+def test_user_paths_from_settings_are_read_too(tmp_path: Path, library, claims):
     mine = write(tmp_path / "mine", "load.toml", DEMO)
-    states = _by_name(library.sync([tmp_path / "ws"], [str(mine.parent)]))
+    states = _by_name(library.sync([tmp_path / "ws"], [str(mine.parent)], claims))
     assert states["load.toml"].scope == "user" and states["load.toml"].state == "active"
 
 
@@ -119,9 +125,9 @@ def test_a_file_for_a_built_in_language_is_refused_with_the_way_to_do_it(tmp_pat
     assert "claims" in state.problems[0].message
 
 
-def test_a_taught_language_gets_bench_cases_and_a_gamma_free_oracle(tmp_path: Path, library):
+def test_a_taught_language_gets_bench_cases_and_a_gamma_free_oracle(tmp_path: Path, library, claims):
     write(tmp_path / FOLDER, "load.toml", DEMO)
-    library.sync([tmp_path], [])
+    library.sync([tmp_path], [], claims)
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "k.py").write_text("import demo\n\ndef k(x_ptr, n):\n    offs = n + 1\n    m = offs < n\n"

@@ -2,7 +2,7 @@
 
 `induce` builds the tl.load and tl.store fragments from the induce/ files under the
 gate's targets; the server's library loads the written files from a workspace's
-.gdg/fragments/; completions at every tl.load( / tl.store( of the held-out files,
+.gdg/fragments/ (the user granting triton its claim of Python files); completions at every tl.load( / tl.store( of the held-out files,
 decoded by random-weight models under the scope constraint, name nothing outside Γ."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.service import induction
 from gdg_lsp.service.fragment_library import FOLDER, FragmentLibrary
 from gdg_lsp.service.local import CompletionService
-from gdg_lsp.settings import from_json
+from gdg_lsp.settings import FragmentClaim, from_json
 
 TRITON = Path(__file__).resolve().parents[2] / "corpus" / "triton"
 KINDS = {"load": "call:tl.load(", "store": "call:tl.store("}
@@ -80,7 +80,10 @@ def test_completions_on_held_out_files_name_nothing_outside_gamma(induced, tiny_
     workspace, _ = induced
     library = FragmentLibrary()
     try:
-        states = library.sync([workspace], [])
+        # the user lets triton take over Python files that import it (a workspace file cannot claim them);
+        # its fragments are gated on the interpreter's own standard library too
+        grant = FragmentClaim("triton", "python", ["import triton"])
+        states = library.sync([workspace], [], [grant])
         assert {s.path.name: s.state for s in states} == {"load.toml": "active", "store.toml": "active"}
         config, _ = from_json({"constraint": "scope", "maxLines": 1, "maxTokens": 120, "timeoutMs": 60000})
         services = [CompletionService(random_backend(tiny_vocab, seed=seed), WorkspaceContext()) for seed in range(3)]

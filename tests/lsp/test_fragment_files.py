@@ -1,10 +1,11 @@
-"""Fragment files over stdio: loaded at start, problems shown on the file, hot reload, used at a hole."""
+"""Fragment files over stdio: loaded at start (the folder trusted in the user's settings), problems shown
+on the file, hot reload, used at a hole, its own text never labelled guaranteed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fragments.library_fixtures import DEMO, other_fragment, write
+from tests.fragments.library_fixtures import DEMO, demo_claim, other_fragment, write
 from tests.lsp.stdio_client import StdioClient
 from tests.lsp.test_workspace_schemas import _diagnostics
 
@@ -17,7 +18,11 @@ def test_fragment_files_are_validated_used_and_reloaded_without_a_restart(tmp_pa
     client = StdioClient()
     try:
         mark = len(client.messages)
-        client.initialize(None, {"gdg": {"model": "/nonexistent/model.gguf"}}, root=tmp_path.as_uri())
+        grant = demo_claim(tmp_path / "heldout")
+        fragments = {"trustedFolders": [str(tmp_path)], "claims": [{"language": grant.language, "claims": grant.claims,
+                                                                    "contains": grant.contains, "corpus": grant.corpus}]}
+        client.initialize(None, {"gdg": {"model": "/nonexistent/model.gguf", "fragments": fragments}},
+                          root=tmp_path.as_uri())
         [problem] = _diagnostics(client, store.resolve().as_uri(), mark)
         assert "nope" in problem["message"] and store.read_text().splitlines()[problem["range"]["start"]["line"]].startswith("root ::=")
         assert problem["source"] == "gdg-lsp fragments"
@@ -32,8 +37,11 @@ def test_fragment_files_are_validated_used_and_reloaded_without_a_restart(tmp_pa
                                                    "decode": False})["result"]
         assert report["hole"]["language"] == "demo" and report["hole"]["fragment"] == "load"
         # Γ here has no `kind` attribute (the demo file declares none): ctx and pin are empty, π lands on gamma
-        assert report["choice"]["rung"] == "gamma" and report["choice"]["guaranteed"]
-        assert "x_ptr" in report["choice"]["grammar"]
+        assert report["choice"]["rung"] == "gamma" and "x_ptr" in report["choice"]["grammar"]
+        # its Γ slots are a guarantee, the words its template writes (", mask=") are the file's, not Γ's
+        assert report["choice"]["fragmentText"] == {"file": str(load), "words": ["mask"]}
+        assert not report["choice"]["guaranteed"]
+        assert f"the fragment's own text (mask) comes from {load}" in report["text"]
 
         # fixing the broken file: its diagnostics clear, without a restart
         write(tmp_path / FOLDER, "store.toml", other_fragment())

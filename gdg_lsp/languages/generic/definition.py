@@ -310,6 +310,21 @@ def load_grammar(distribution: str) -> Any:
     return tree_sitter.Language(getattr(module, function)())
 
 
+@lru_cache(maxsize=None)
+def vouched_keywords(distribution: str) -> frozenset[str]:
+    """The words the grammar ``distribution`` itself reserves, as gdg-lsp knows them (never a
+    file's own ``keywords``): a preset's keyword list for its grammar, else the grammar's own
+    anonymous word tokens. Words of a suggestion that a user's fragment wrote are not Γ's;
+    these are the ones that need no Γ (fragments/authored.py)."""
+    for preset in PRESETS.values():
+        if preset["tree_sitter"] == distribution:
+            return frozenset(preset["keywords"])
+    language = load_grammar(distribution)
+    kinds = (language.node_kind_for_id(i) for i in range(language.node_kind_count)
+             if not language.node_kind_is_named(i) and language.node_kind_is_visible(i))
+    return frozenset(k for k in kinds if k and len(k) > 1 and re.fullmatch(r"[A-Za-z_]\w*", k))
+
+
 @lru_cache(maxsize=64)
 def compiled_queries(definition: Definition) -> tuple[Any, ...]:
     import tree_sitter
