@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp import languages
+from gdg_lsp import boundary, languages
 from gdg_lsp.documents import Document
 from gdg_lsp.errors import GdgError
 from gdg_lsp.fragments import fileformat, gate, induce
@@ -54,7 +54,9 @@ def syntax_for(analyzer: Analyzer) -> induce.Syntax:
 
 def corpus_files(corpus: Path | Sequence[Path], language: str) -> list[Path]:
     """The files under ``corpus`` (folders or files) that are documents of ``language``
-    (by suffix, or claimed by content: TileLang's and Triton's Python files)."""
+    (by suffix, or claimed by content: TileLang's and Triton's Python files). Only regular
+    files whose real path lies inside the folder named (a file named alone: inside its own
+    folder) are read: a link out of the corpus is left out, and said."""
     roots = [corpus] if isinstance(corpus, Path) else list(corpus)
     spec = registry.spec(language)
     suffixes = set(spec.extensions)
@@ -62,19 +64,38 @@ def corpus_files(corpus: Path | Sequence[Path], language: str) -> list[Path]:
         suffixes |= set(registry.spec(spec.claims[0]).extensions)
     out = []
     for root in roots:
-        candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        folder = root if root.is_dir() else root.parent
+        candidates = sorted(root.rglob("*")) if root.is_dir() else [root]  # links to folders are not walked
         for path in candidates:
-            if path.suffix.lower() not in suffixes or path.stat().st_size > MAX_FILE_BYTES:
+            if path.suffix.lower() not in suffixes:
                 continue
             try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                text = read_text(path, folder)
+            except boundary.Refused as err:
+                if not path.is_dir():
+                    log.warning("%s", err)
+                continue
+            except UnicodeDecodeError:
                 continue
             base = registry.for_path(path).name if path.suffix.lower() in registry.builtin_extensions() \
                 or any(path.suffix.lower() in s.extensions for s in registry.registered()) else language
             if registry.resolve(base, text).name == language:
                 out.append(path)
     return out
+
+
+def read_text(path: Path, folder: Path) -> str:
+    """``path``'s text when its real path is a regular file inside ``folder`` and at most
+    ``MAX_FILE_BYTES``; ``boundary.Refused`` otherwise."""
+    fence = boundary.Boundary.of([folder])
+    if not fence.allows(path):
+        raise boundary.Refused(f"{path} leads to {boundary.real(path)}, outside the corpus folder {folder} (not read)")
+    return fence.read(path, MAX_FILE_BYTES).decode("utf-8")
+
+
+def admitted_text(path: Path) -> str:
+    """The text of a file ``corpus_files`` admitted, read where it leads (a regular file, bounded)."""
+    return boundary.read_bounded(boundary.real(path), MAX_FILE_BYTES, shown=str(path)).decode("utf-8")
 
 
 def parse_kind(kind: str) -> tuple[str, str]:
@@ -96,7 +117,7 @@ def collect(files: Iterable[Path], language: str, kind: str, workspace: Workspac
     workspace = workspace or WorkspaceContext()
     wanted = prefix.encode("utf-8")
     for path in files:
-        text = path.read_text(encoding="utf-8")
+        text = admitted_text(path)
         source = text.encode("utf-8", "surrogatepass")
         tree = parser(source, None)
         if not hasattr(tree, "root_node"):
@@ -191,7 +212,7 @@ def digest(files: Sequence[Path]) -> str:
     h = hashlib.sha256()
     for path in sorted(files):
         h.update(path.name.encode())
-        h.update(path.read_bytes())
+        h.update(admitted_text(path).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:16]
 
 
