@@ -50,12 +50,10 @@ Counts = tuple[int, int, int, int, int]
 
 
 def measure(leaf: str) -> Counts:
-    newlines = leaf.count("\n")
-    breaks = newlines + leaf.count("\r") - leaf.count("\r\n")
     if leaf.isascii():  # O(1) in CPython
-        return (len(leaf), len(leaf), len(leaf), breaks, newlines)
+        return (len(leaf), len(leaf), len(leaf), breaks_in(leaf), leaf.count("\n"))
     return (len(leaf), len(leaf.encode("utf-16-le", "surrogatepass")) // 2,
-            len(leaf.encode("utf-8", "surrogatepass")), breaks, newlines)
+            len(leaf.encode("utf-8", "surrogatepass")), breaks_in(leaf), leaf.count("\n"))
 
 
 def units(text: str, metric: int) -> int:
@@ -125,8 +123,9 @@ class ChunkedText:
     def __init__(self, blocks: tuple[_Block, ...], leaf_chars: int, block_leaves: int,
                  totals: tuple[list[int], ...] | None = None) -> None:
         self._blocks = blocks
-        self._totals = totals if totals is not None else tuple(
-            list(column) for column in zip(*(block.totals for block in blocks))) if blocks else ([],) * 5
+        if totals is None:
+            totals = tuple(map(list, zip(*(block.totals for block in blocks)))) if blocks else tuple([] for _ in range(5))
+        self._totals = totals
         """Per metric, each block's total (kept so that an edit splices them, not rebuilds them)."""
         self._sums = tuple(list(itertools.accumulate(column)) for column in self._totals)
         self._leaf_chars = leaf_chars
