@@ -77,11 +77,13 @@ def test_an_include_that_leaves_the_workspace_is_not_followed(tmp_path: Path):
 
 def test_package_scripts_justfile_recipes_and_taskfile_tasks(tmp_path: Path):
     make_workspace(tmp_path)
-    assert [s.name for s in package_scripts.npm_scripts(tmp_path / "package.json")] == ["build", "test", "postinstall"]
-    assert sorted(s.name for s in package_scripts.just_recipes(tmp_path / "justfile")) == ["b", "deploy"]
-    assert [s.name for s in package_scripts.taskfile_tasks(tmp_path / "Taskfile.yml")] == ["fmt", "vet"]
+    boundary = Boundary.of([tmp_path])
+    assert [s.name for s in package_scripts.npm_scripts(tmp_path / "package.json", boundary)] == \
+        ["build", "test", "postinstall"]
+    assert sorted(s.name for s in package_scripts.just_recipes(tmp_path / "justfile", boundary)) == ["b", "deploy"]
+    assert [s.name for s in package_scripts.taskfile_tasks(tmp_path / "Taskfile.yml", boundary)] == ["fmt", "vet"]
     write(tmp_path / "broken" / "package.json", "{not json")
-    assert package_scripts.npm_scripts(tmp_path / "broken" / "package.json") == []
+    assert package_scripts.npm_scripts(tmp_path / "broken" / "package.json", boundary) == []
 
 
 def test_sources_make_one_gamma_and_refresh_when_a_ref_appears(tmp_path: Path):

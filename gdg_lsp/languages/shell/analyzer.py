@@ -39,9 +39,11 @@ from gdg_lsp.languages.shell.commands import PREFIXES, Command, Offsets, command
 from gdg_lsp.languages.shell.embedded import EmbeddedProgram, jq_program
 from gdg_lsp.languages.shell.gamma import SOURCES, Place
 from gdg_lsp.languages.shell.line import in_heredoc, last_command, logical_line, replay, split_words
+from gdg_lsp.languages.shell.names import plain
 from gdg_lsp.languages.shell.roles import ROLE_TOOLS, SORT_LABEL, kind_is_known, names_of_kind
 from gdg_lsp.languages.suggest import closest
 from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
+from gdg_lsp.words import comment_text
 
 COMPOUND_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
                             "function", "select"})
@@ -189,9 +191,9 @@ class ShellAnalyzer(Analyzer):
         for label, sorts in (("git branches", ("Branch",)), ("git tags", ("Tag",)), ("git remotes", ("Remote",)),
                              ("make targets", ("MakeTarget",)), ("npm scripts", ("NpmScript",)),
                              ("just recipes", ("JustRecipe",)), ("tasks", ("Task",))):
-            words = [str(b.attrs.get("word", b.name)) for b in hole.gamma.bindings(list(sorts))]
-            if words:
-                lines.append(f"# {label}: {', '.join(words[:40])}")
+            written = [str(b.attrs.get("word", b.name)) for b in hole.gamma.bindings(list(sorts))]
+            if written:  # the names come from workspace files: the comment must stay one line
+                lines.append(f"# {label}: {comment_text(', '.join(written[:40]))}")
         text = "\n".join(lines)[:budget]
         return (text[: text.rfind("\n") + 1] if len(text) == budget else text + "\n") if lines else "# shell\n"
 
@@ -281,14 +283,16 @@ class ShellAnalyzer(Analyzer):
             name = arguments.ref_word(text, part.kind)
             if arguments.skip_check(name, part.kind):
                 return None
-            names = names_of_kind(part.kind, gamma) or []
+            names = names_of_kind(part.kind, gamma, "text") or []
             if name in names:
                 return None
             if reading.sub in ("checkout", "switch") and place.folder is not None and (place.folder / text).exists():
                 return None  # `git checkout file`: a path, not a ref
             label = _kind_label(part.kind)
+            # a name that must be quoted is never a quick fix's replacement: the fix writes it
+            # into the word as it stands (inside "...", a $(...) in it would run)
             return _finding(word, name, f"no {label} {name!r} ({_where(part.kind, gamma)})",
-                            f"shell.unknown-{part.kind.split(':')[0]}", names)
+                            f"shell.unknown-{part.kind.split(':')[0]}", [n for n in names if plain(n)])
         return None
 
     # -- hover -------------------------------------------------------------------------------------
@@ -324,7 +328,7 @@ def _binding_for(reading: arguments.Reading, part: arguments.Part, gamma: Gamma)
         name = arguments.ref_word(text, part.kind)
         for sort in arguments.sorts_of(part.kind):
             for binding in gamma.bindings(sort):
-                if binding.attrs.get("word") == name or binding.attrs.get("branch") == name:
+                if binding.attrs.get("text", binding.attrs.get("word")) == name or binding.attrs.get("branch_text") == name:
                     return binding
     return None
 

@@ -12,11 +12,15 @@ Sources, each read by its own module and cached on what it was read from:
 
 Binding names are qualified so that a branch and a script of one name do not
 collide (``refs/heads/main``, ``npm:build``, ``git checkout --quiet``); the
-word written on a command line is the attr ``word``.
+word written on a command line is the attr ``word`` and the name the shell reads
+it as the attr ``text``: they differ for a name that is not a plain shell word,
+which is written single-quoted (``names.shell_word``). Every name has passed its
+source's rule (``names``) before it is a binding.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -26,7 +30,7 @@ from pathlib import Path
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
-from gdg_lsp.languages.shell import git_state, make_targets, package_scripts
+from gdg_lsp.languages.shell import git_state, make_targets, names, package_scripts
 from gdg_lsp.languages.shell.roles import ROLES
 from gdg_lsp.languages.shell.tool_help import TOOL_HELP, Surface, ToolHelp
 from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
@@ -60,7 +64,10 @@ class Sources:
 
     def __init__(self, tool_help: ToolHelp = TOOL_HELP) -> None:
         self.tool_help = tool_help
-        self._git: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.git-state", 8)
+        # (git folder, boundary) -> (what was read, its key in Γ's frame cache, its bindings)
+        self._git: BoundedCache[tuple, tuple[git_state.RepoState, tuple, list[Binding]]] = \
+            BoundedCache("shell.git-state", 8)
+        self._generations = itertools.count(1)
         self._files: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.workspace-files", 16)
         self._frames: BoundedCache[tuple, Frame] = BoundedCache("shell.frames", 8)
         self._tool_bindings: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.tool-bindings", 32)
@@ -94,25 +101,14 @@ class Sources:
         git_dir = self._discover(place)["git"]
         if git_dir is None:
             return (), []
-        key = ("git", str(git_dir), git_state.signature(git_dir))
-
-        def make() -> list[Binding]:
+        watch_key = (str(git_dir), place.boundary.folders)
+        watched = self._git.get(watch_key)
+        if watched is None or not git_state.fresh(watched[0]):
+            # read once per change of the repository's stamps (a few stat calls per request)
             state = git_state.read_state(git_dir, place.boundary)
-            found = [Binding(f"source:git:{git_dir}", "Source", {"kind": "git", "path": str(git_dir), "completion": False},
-                             Origin(_uri(git_dir), 0, 0, f"the repository {git_dir}"))]
-            for ref in state.refs:
-                if ref.kind == "alias":  # git runs it as a subcommand: a name, never run here
-                    found.append(Binding(f"git {ref.name}", "Subcommand", {"word": ref.name, "tool": "git", "alias": True},
-                                         Origin(_uri(ref.file), ref.line, 0, f"alias {ref.name} ({_short(ref.file, git_dir)})")))
-                    continue
-                attrs = {"word": ref.name, "current": ref.current}
-                if ref.kind == "remote-branch":
-                    attrs |= {"remote": ref.remote, "branch": ref.name[len(ref.remote) + 1:]}
-                found.append(Binding(_REF_PREFIX[ref.kind] + ref.name, _REF_SORT[ref.kind], attrs,
-                                     Origin(_uri(ref.file), ref.line, 0, f"{ref.kind} {ref.name} ({_short(ref.file, git_dir)})")))
-            return found
-
-        return key, self._git.get_or_make(key, make)
+            watched = self._git.put(watch_key, (state, ("git", str(git_dir), next(self._generations)),
+                                                _repo_bindings(state)))
+        return watched[1], watched[2]
 
     # -- files of the project -----------------------------------------------------------------
 
@@ -128,7 +124,7 @@ class Sources:
             found = [Binding(f"source:make:{makefile}", "Source", {"kind": "make", "path": str(makefile), "completion": False},
                              Origin(_uri(makefile), 0, 0, f"the Makefile {makefile.name}"))]
             for target in make_targets.read_targets(makefile, place.boundary):
-                found.append(Binding(f"make:{target.name}", "MakeTarget", {"word": target.name, "file": target.file},
+                found.append(Binding(f"make:{target.name}", "MakeTarget", _written(target.name) | {"file": target.file},
                                      Origin(_uri(target.file), target.line, 0,
                                             f"{Path(target.file).name}:{target.line + 1}")))
             return found
@@ -152,8 +148,8 @@ class Sources:
             def make(path: Path = path, runner: str = runner, read=read) -> list[Binding]:
                 bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path), "completion": False},
                                     Origin(_uri(path), 0, 0, path.name))]
-                for script in read(path):
-                    attrs = {"word": script.name, "command": script.command} if script.command else {"word": script.name}
+                for script in read(path, place.boundary):
+                    attrs = _written(script.name) | ({"command": script.command} if script.command else {})
                     bindings.append(Binding(f"{runner}:{script.name}", _SCRIPT_SORT[runner], attrs,
                                             Origin(_uri(script.file), script.line, 0,
                                                    f"{Path(script.file).name}:{script.line + 1}")))
@@ -202,6 +198,30 @@ class Sources:
             return Frame("tools", [b for _, bindings in parts for b in bindings] + list(extra))
 
         return Gamma(self._frames.get_or_make(key, make))
+
+
+def _repo_bindings(state: git_state.RepoState) -> list[Binding]:
+    git_dir = state.git_dir
+    found = [Binding(f"source:git:{git_dir}", "Source", {"kind": "git", "path": str(git_dir), "completion": False},
+                     Origin(_uri(git_dir), 0, 0, f"the repository {git_dir}"))]
+    for ref in state.refs:
+        if ref.kind == "alias":  # git runs it as a subcommand: a name, never run here
+            found.append(Binding(f"git {ref.name}", "Subcommand", {"word": ref.name, "tool": "git", "alias": True},
+                                 Origin(_uri(ref.file), ref.line, 0, f"alias {ref.name} ({_short(ref.file, git_dir)})")))
+            continue
+        origin = Origin(_uri(ref.file), ref.line, 0, f"{ref.kind} {ref.name} ({_short(ref.file, git_dir)})")
+        attrs = _written(ref.name) | {"current": ref.current}
+        if ref.kind == "remote-branch":
+            branch = ref.name[len(ref.remote) + 1:]
+            attrs |= {"remote": ref.remote, "branch": names.shell_word(branch), "branch_text": branch}
+        found.append(Binding(_REF_PREFIX[ref.kind] + ref.name, _REF_SORT[ref.kind], attrs, origin))
+    return found
+
+
+def _written(name: str) -> dict[str, str]:
+    """A name's attrs ``word`` (how a command line writes it: quoted when the shell would read
+    it otherwise, names.shell_word) and ``text`` (the name itself: what the shell reads the word as)."""
+    return {"word": names.shell_word(name), "text": name}
 
 
 def _surface_bindings(surface: Surface, subs: Sequence[Surface]) -> list[Binding]:

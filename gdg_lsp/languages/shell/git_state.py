@@ -1,40 +1,70 @@
 """Branches, tags, remotes and worktrees of a repository, read from its ``.git`` files.
 
 git is never run (a hook, an alias or a ``core.fsmonitor`` in ``.git/config``
-would run with it); the files are read directly:
+would run with it); the files are read directly, each through the boundary
+(``files.read_text``: regular files only, never blocking, links followed only
+inside the workspace):
 
 - ``HEAD`` (a symbolic ref names the current branch), ``ORIG_HEAD`` and friends;
 - loose refs (one file per ref under ``refs/heads``, ``refs/tags``,
-  ``refs/remotes``) and ``packed-refs`` (``<sha> refs/...`` lines);
-- ``config``: only its ``[remote "name"]`` section headers;
+  ``refs/remotes``; only their names are read) and ``packed-refs``
+  (``<sha> refs/...`` lines);
+- ``config``: only its ``[remote "name"]`` section headers and ``[alias]`` keys;
 - ``worktrees/*/gitdir``: where each linked worktree is checked out.
 
 A checkout whose ``.git`` is a file (``gitdir: ...``, a linked worktree or a
 submodule) is followed, and ``commondir`` to the shared refs, but only within
-the boundary: a repository outside the workspace folders is not read.
+the boundary: a repository outside the workspace folders is not read. The walk
+over ``refs/`` never enters a link.
+
+Every name passes its rule (``names``: git's ref rules for refs and remotes)
+before it is kept; one that fails is noted once in ``words.REJECTIONS``.
+
+Costs are bounded whatever the repository holds: at most ``MAX_REFS`` names and
+``MAX_REF_FOLDERS`` folders are read (the first name past a bound is noted), and
+whether anything changed is told by ``fresh``: the stamps of the files read and
+of the folders walked, a few ``stat`` calls per request instead of a walk.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
+from gdg_lsp.languages.shell import names
+from gdg_lsp.languages.shell.files import read_text
 
 MAX_REFS = 5000
+"""Names kept per repository (refs, remotes, aliases, worktrees together)."""
+MAX_REF_FOLDERS = 1024
+"""Folders under ``refs/`` walked: each is stat-ed on every freshness check."""
+MAX_WORKTREES = 256
 MAX_FILE = 4 * 1024 * 1024
+"""``HEAD``, ``config``, ``commondir``, ``gitdir`` files."""
+MAX_PACKED_REFS = 32 * 1024 * 1024
+"""``packed-refs`` of a large repository (100,000 refs are about 7 MiB); only the first
+``MAX_REFS`` of its names are kept."""
 PSEUDO_REFS = ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD")
 _REMOTE_SECTION = re.compile(r'^\s*\[\s*remote\s+"([^"\n]+)"\s*\]', re.MULTILINE)
 _SECTION = re.compile(r"^\s*\[([^\]\n]*)\]", re.MULTILINE)
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)", re.MULTILINE)
+_RULES: dict[str, Callable[[str], str | None]] = {
+    "branch": names.ref, "tag": names.ref, "remote-branch": names.ref, "remote": names.ref,
+    "alias": names.alias, "worktree": names.path, "pseudo": names.ref,
+}
 
 
 @dataclass(frozen=True)
 class Ref:
     name: str
-    """As written on a command line: ``main``, ``v1.0``, ``origin/main``, ``HEAD``, ``origin``."""
+    """As the shell reads it on a command line: ``main``, ``v1.0``, ``origin/main``, ``HEAD``, ``origin``."""
     kind: str
     """branch | tag | remote-branch | remote | worktree | pseudo | alias (a name of
     ``[alias]`` in the repository's config: read as a name, never run)"""
@@ -50,6 +80,10 @@ class RepoState:
     git_dir: Path
     common_dir: Path
     refs: list[Ref] = field(default_factory=list)
+    folders: tuple[str, ...] = ()
+    """The folders under ``refs/`` that were walked (their stamps tell a ref added or removed)."""
+    stamp: tuple = ()
+    """What ``fresh`` compares: the stamps of everything read, each taken before its read."""
 
     def of_kind(self, *kinds: str) -> list[Ref]:
         return [r for r in self.refs if r.kind in kinds]
@@ -66,7 +100,7 @@ def find_git_dir(start: Path, boundary: Boundary) -> Path | None:
         if dot.is_dir() and boundary.allows(dot):
             return dot
         if dot.is_file() and boundary.allows(dot):
-            text = _read(dot)
+            text = read_text(dot, boundary, MAX_FILE)
             if text and text.startswith("gitdir:"):
                 target = (current / text[len("gitdir:"):].strip()).resolve()
                 return target if target.is_dir() and boundary.allows(target) else None
@@ -76,105 +110,180 @@ def find_git_dir(start: Path, boundary: Boundary) -> Path | None:
         current = current.parent
 
 
-def _read(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > MAX_FILE:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def signature(git_dir: Path) -> tuple:
-    """Changes whenever a ref is added, removed or moved (mtimes of the files and
-    folders the refs are read from), so the state can be cached on it."""
-    common = _common_dir(git_dir) or git_dir
-    parts: list[tuple[str, int]] = []
-    for path in (git_dir / "HEAD", common / "packed-refs", common / "config", common / "worktrees"):
-        try:
-            parts.append((str(path), path.stat().st_mtime_ns))
-        except OSError:
-            parts.append((str(path), 0))
-    for top in ("heads", "tags", "remotes"):
-        for folder, _dirs, _files in os.walk(common / "refs" / top):
-            try:
-                parts.append((folder, os.stat(folder).st_mtime_ns))
-            except OSError:
-                pass
-    return tuple(parts)
-
-
-def _common_dir(git_dir: Path) -> Path | None:
-    text = _read(git_dir / "commondir")
-    if not text:
+def common_dir(git_dir: Path, boundary: Boundary) -> Path:
+    """Where the shared refs are (``commondir``), or ``git_dir`` itself when it has none or
+    when it names a folder outside the workspace (shared refs outside are not read)."""
+    text = read_text(git_dir / "commondir", boundary, MAX_FILE)
+    if not text or not text.strip():
         return git_dir
     common = (git_dir / text.strip()).resolve()
-    return common if common.is_dir() else None
+    return common if common.is_dir() and boundary.allows(common) else git_dir
+
+
+def _stat(path: Path | str, follow: bool = False) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path, follow_symlinks=follow)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size, info.st_ino
+
+
+def _file_stamps(git_dir: Path, common: Path) -> tuple:
+    """The stamps of the files ``read_state`` reads (a link's own and its target's)."""
+    files = (git_dir / "HEAD", common / "packed-refs", common / "config", common / "worktrees", common / "refs")
+    return tuple((str(path), _stat(path), _stat(path, follow=True)) for path in files)
+
+
+def fresh(state: RepoState) -> bool:
+    """Whether nothing ``state`` was read from has changed since: the files it read and every
+    folder of ``refs/`` it walked (a ref added, removed or renamed changes its folder's mtime, a
+    new folder its parent's). At most ``MAX_REF_FOLDERS`` + 12 ``stat`` calls, whatever the
+    number of refs; each stamp in ``state`` was taken before its file was read, so a change
+    made while reading is seen by the next check."""
+    git_dir = state.git_dir
+    return state.stamp == (_stat(git_dir / "commondir"), _file_stamps(git_dir, state.common_dir),
+                           tuple(_stat(folder) for folder in state.folders))
+
+
+class _Collector:
+    """The names kept, each checked by its rule, at most ``MAX_REFS`` of them."""
+
+    def __init__(self, state: RepoState) -> None:
+        self.state = state
+        self.seen: set[tuple[str, str]] = set()
+        self.full = False
+
+    def add(self, ref: Ref, source: str) -> None:
+        if (ref.kind, ref.name) in self.seen or not names.admit(ref.name, _RULES[ref.kind], source):
+            return
+        if len(self.state.refs) >= MAX_REFS:
+            if not self.full:
+                self.full = True
+                words.REJECTIONS.note(words.Rejected(
+                    source, ref.name, f"the repository has more than {MAX_REFS:,} names (git_state.MAX_REFS): "
+                                      "this one and the rest are left out"))
+            return
+        self.seen.add((ref.kind, ref.name))
+        self.state.refs.append(ref)
 
 
 def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
-    common = _common_dir(git_dir)
-    if common is None or not boundary.allows(common):
-        common = git_dir  # shared refs outside the workspace are not read
+    commondir_stamp = _stat(git_dir / "commondir")
+    common = common_dir(git_dir, boundary)
     state = RepoState(git_dir, common)
-    seen: set[tuple[str, str]] = set()
-
-    def add(ref: Ref) -> None:
-        if len(state.refs) < MAX_REFS and (ref.kind, ref.name) not in seen and ref.name:
-            seen.add((ref.kind, ref.name))
-            state.refs.append(ref)
+    file_stamps = _file_stamps(git_dir, common)
+    found = _Collector(state)
 
     current = None
-    head = _read(git_dir / "HEAD")
+    head = read_text(git_dir / "HEAD", boundary, MAX_FILE)
     if head and head.startswith("ref:"):
         target = head[4:].strip()
         if target.startswith("refs/heads/"):
             current = target[len("refs/heads/"):]
     for pseudo in PSEUDO_REFS:
         if (git_dir / pseudo).is_file():
-            add(Ref(pseudo, "pseudo", str(git_dir / pseudo)))
+            found.add(Ref(pseudo, "pseudo", str(git_dir / pseudo)), str(git_dir))
     refs_root = common / "refs"
-    for folder, dirs, files in os.walk(refs_root):
-        dirs.sort()
-        for name in sorted(files):
-            path = Path(folder) / name
-            full = path.relative_to(common).as_posix()
-            _add_ref(add, full, str(path), 0, current)
-    packed = _read(common / "packed-refs")
+    loose, walked = _loose_refs(refs_root, boundary)
+    state.folders = tuple(folder for folder, _ in walked)
+    state.stamp = (commondir_stamp, file_stamps, tuple(folder_stamp for _, folder_stamp in walked))
+    for full, path in loose:
+        _add_ref(found, f"refs/{full}", path, 0, current, str(refs_root))
+    packed_path = common / "packed-refs"
+    packed = read_text(packed_path, boundary, MAX_PACKED_REFS)
     if packed:
-        for number, line in enumerate(packed.splitlines()):
-            parts = line.split()
-            if len(parts) == 2 and not line.startswith(("#", "^")):
-                _add_ref(add, parts[1], str(common / "packed-refs"), number, current)
-    config = _read(common / "config")
+        # lines end at "\n" alone: a name holding another line break is one name, and refused
+        for number, line in enumerate(packed.split("\n")):
+            if found.full:
+                break
+            parts = line.split(" ", 1)
+            if len(parts) == 2 and _OBJECT_ID.match(parts[0]):
+                _add_ref(found, parts[1], str(packed_path), number, current, str(packed_path))
+    config_path = common / "config"
+    config = read_text(config_path, boundary, MAX_FILE)
     if config:
         for match in _REMOTE_SECTION.finditer(config):
-            add(Ref(match.group(1), "remote", str(common / "config"), config.count("\n", 0, match.start())))
+            found.add(Ref(match.group(1), "remote", str(config_path), config.count("\n", 0, match.start())),
+                      str(config_path))
         for name, line in _aliases(config):
-            add(Ref(name, "alias", str(common / "config"), line))
-    for remote in {r.remote for r in state.refs if r.kind == "remote-branch"}:
-        add(Ref(remote, "remote", str(common / "refs" / "remotes" / remote)))
-    worktrees = common / "worktrees"
-    if worktrees.is_dir():
-        for entry in sorted(worktrees.iterdir()):
-            gitdir = _read(entry / "gitdir")
-            if gitdir:
-                add(Ref(str(Path(gitdir.strip()).parent), "worktree", str(entry / "gitdir")))
+            found.add(Ref(name, "alias", str(config_path), line), str(config_path))
+    for remote in sorted({r.remote for r in state.refs if r.kind == "remote-branch"}):
+        found.add(Ref(remote, "remote", str(refs_root / "remotes" / remote)), str(refs_root))
+    _worktrees(common / "worktrees", boundary, found)
     return state
 
 
-def _add_ref(add, full: str, file: str, line: int, current: str | None) -> None:
+def _loose_refs(root: Path, boundary: Boundary) -> tuple[list[tuple[str, str]], list[tuple[str, tuple | None]]]:
+    """``(name under refs/, file)`` of the loose refs, and ``(folder, its stamp taken before it was
+    listed)`` of the folders walked. Links are never entered (nor read: a link is no ref file),
+    ``root`` itself only when it lies inside the boundary; at most ``MAX_REFS`` names and
+    ``MAX_REF_FOLDERS`` folders."""
+    if not root.is_dir() or not boundary.allows(root):
+        if os.path.lexists(root) and not boundary.allows(root):
+            words.REJECTIONS.note(words.Rejected(str(root), "refs", f"the folder was not read: {boundary.why_not(root)}"))
+        return [], []
+    found: list[tuple[str, str]] = []
+    walked: list[tuple[str, tuple | None]] = []
+    stack = [(str(root), "")]
+    capped = False
+    while stack and len(found) < MAX_REFS:
+        folder, prefix = stack.pop()
+        walked.append((folder, _stat(folder)))
+        try:
+            with os.scandir(folder) as listing:
+                # a folder of a million entries costs no more than the names that are kept
+                entries = [e for _, e in zip(range(MAX_REFS + MAX_REF_FOLDERS), listing, strict=False)]
+        except OSError:
+            continue
+        subfolders: list[os.DirEntry] = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                subfolders.append(entry)
+            elif stat.S_ISREG(mode) and not entry.name.endswith(".lock"):  # a .lock is git's own write in progress
+                found.append((prefix + entry.name, entry.path))
+        room = MAX_REF_FOLDERS - len(walked) - len(stack)
+        if len(subfolders) > room and not capped:
+            capped = True
+            words.REJECTIONS.note(words.Rejected(
+                str(root), prefix + subfolders[max(room, 0)].name,
+                f"refs/ has more than {MAX_REF_FOLDERS:,} folders (git_state.MAX_REF_FOLDERS): "
+                "the refs in this one and the rest are left out"))
+        for entry in reversed(subfolders[:max(room, 0)]):
+            stack.append((entry.path, prefix + entry.name + "/"))
+    return found[:MAX_REFS], walked
+
+
+def _worktrees(folder: Path, boundary: Boundary, found: _Collector) -> None:
+    if not folder.is_dir() or not boundary.allows(folder):
+        return
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(e.name for _, e in zip(range(MAX_WORKTREES), listing, strict=False))
+    except OSError:
+        return
+    for name in entries:
+        gitdir_file = folder / name / "gitdir"
+        gitdir = read_text(gitdir_file, boundary, MAX_FILE)
+        if gitdir and gitdir.strip():
+            found.add(Ref(str(Path(gitdir.strip()).parent), "worktree", str(gitdir_file)), str(gitdir_file))
+
+
+def _add_ref(found: _Collector, full: str, file: str, line: int, current: str | None, source: str) -> None:
     if full.startswith("refs/heads/"):
         name = full[len("refs/heads/"):]
-        add(Ref(name, "branch", file, line, current=name == current))
+        found.add(Ref(name, "branch", file, line, current=name == current), source)
     elif full.startswith("refs/tags/"):
-        add(Ref(full[len("refs/tags/"):], "tag", file, line))
+        found.add(Ref(full[len("refs/tags/"):], "tag", file, line), source)
     elif full.startswith("refs/remotes/"):
         short = full[len("refs/remotes/"):]
         remote = short.split("/", 1)[0]
         if short.endswith("/HEAD") or "/" not in short:
             return
-        add(Ref(short, "remote-branch", file, line, remote=remote))
+        found.add(Ref(short, "remote-branch", file, line, remote=remote), source)
 
 
 def _aliases(config: str) -> list[tuple[str, int]]:

@@ -6,7 +6,9 @@ neither a pattern (``%.o``), a special target (``.PHONY``, ``.DEFAULT``), nor
 made of variables (``$(OUT)``: its name is only known after expansion).
 ``include`` / ``-include`` / ``sinclude`` directives with literal file names
 are followed, relative to the including file, within the boundary, eight deep
-at most.
+at most. Every file is read through the boundary (``files.read_text``: a FIFO
+named by an ``include`` is refused, never waited on), and every target passes
+``names.script`` before it is kept.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import tree_sitter_make
 
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.base import ThreadParser
+from gdg_lsp.languages.shell import names
+from gdg_lsp.languages.shell.files import read_bytes
 
 LANGUAGE = tree_sitter.Language(tree_sitter_make.language())
 parse = ThreadParser(LANGUAGE)
@@ -58,20 +62,18 @@ def _read(path: Path, boundary: Boundary, targets: dict[str, Target], seen: set[
     if depth > MAX_DEPTH or resolved in seen or len(seen) >= MAX_FILES or not boundary.allows(path):
         return
     seen.add(resolved)
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return
-        source = path.read_bytes()
-    except OSError:
+    source = read_bytes(path, boundary, MAX_BYTES)
+    if source is None:
         return
     for node in _directives(parse(source).root_node):
         if node.type == "rule":
-            names = node.child_by_field_name("targets") or next((c for c in node.children if c.type == "targets"), None)
-            if names is None:
+            listed = node.child_by_field_name("targets") or next((c for c in node.children if c.type == "targets"), None)
+            if listed is None:
                 continue
-            for word in names.children:
+            for word in listed.children:
                 name = word.text.decode("utf-8", "replace")
-                if word.type == "word" and _is_target(name):
+                if word.type == "word" and _is_target(name) and name not in targets \
+                        and names.admit(name, names.script, str(path)):
                     targets.setdefault(name, Target(name, str(path), word.start_point[0]))
         elif node.type == "include_directive":
             files = node.child_by_field_name("filenames")

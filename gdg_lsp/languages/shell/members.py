@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gdg_lsp.gamma import Gamma
+from gdg_lsp.languages.shell.names import plain
 from gdg_lsp.languages.shell.roles import REVISION_KINDS, ROLES, Role, kind_is_known, names_of_kind
 
 ON: list[str] = [""]
@@ -48,8 +49,11 @@ def _positional(slot: str, kind: str | None, gamma: Gamma) -> dict[str, list[str
         return {}
     if kind is None or not kind_is_known(kind, gamma):
         return {f"t_{slot}_open": ON}
-    names = names_of_kind(kind, gamma) or []
-    return {f"t_{slot}": names, f"t_{slot}_rev": ON if kind in REVISION_KINDS else OFF}
+    written = names_of_kind(kind, gamma) or []
+    # a quoted word (names.shell_word) stands alone: quotes around it or a suffix after it
+    # would make the shell read another name
+    return {f"t_{slot}": [w for w in written if plain(w)], f"t_{slot}_quoted": [w for w in written if not plain(w)],
+            f"t_{slot}_rev": ON if kind in REVISION_KINDS else OFF}
 
 
 def _member(tool: str, **slots: list[str]) -> dict[str, Any]:

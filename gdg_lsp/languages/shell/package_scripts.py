@@ -2,7 +2,11 @@
 
 All three are read as data (JSON, a line scan, YAML's safe loader); nothing in
 them is run. The nearest file walking up from the script's folder to the
-workspace folder is the one the runner would use.
+workspace folder is the one the runner would use. Each file is read through the
+boundary (``files.read_text``: a FIFO is refused, never waited on), each name
+passes ``names.script`` before it is kept, and at most ``MAX_SCRIPTS`` names are
+kept per file (the first one past the bound is noted); finding the names' lines
+is one pass over the file, whatever their number.
 """
 
 from __future__ import annotations
@@ -12,14 +16,22 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
+from gdg_lsp.languages.shell import names
+from gdg_lsp.languages.shell.files import Lines, read_text
 
 MAX_BYTES = 1024 * 1024
+MAX_SCRIPTS = 5000
+"""Names kept per file (a real package.json has tens)."""
 JUSTFILE_NAMES = ("justfile", "Justfile", ".justfile")
 TASKFILE_NAMES = ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml")
 _RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:[ \t]+[^:\n]*)?:(?!=)", re.MULTILINE)
 _ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:=", re.MULTILINE)
 _JUST_KEYWORDS = frozenset({"set", "export", "import", "mod", "alias"})
+_JSON_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"([ \t\r\n]*:)?', re.DOTALL)
+"""A JSON string, matched whole (so nothing inside one is read as a key); group 2: it is a key."""
+_YAML_KEY = re.compile(r"^[ \t]+([^\s:#][^:\n]*?)[ \t]*:", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -46,17 +58,28 @@ def nearest(start: Path, names: tuple[str, ...], boundary: Boundary) -> Path | N
     return None
 
 
-def _text(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+class _Kept:
+    """The names of one file that pass ``names.script``, at most ``MAX_SCRIPTS`` of them."""
+
+    def __init__(self, path: Path) -> None:
+        self.source = str(path)
+        self.names: list[str] = []
+        self.full = False
+
+    def admit(self, name: object) -> bool:
+        if self.full or not isinstance(name, str) or not names.admit(name, names.script, self.source):
+            return False
+        if len(self.names) >= MAX_SCRIPTS:
+            self.full = True
+            words.REJECTIONS.note(words.Rejected(self.source, name, f"the file names more than {MAX_SCRIPTS:,} "
+                                                 "scripts (package_scripts.MAX_SCRIPTS): this one and the rest are left out"))
+            return False
+        self.names.append(name)
+        return True
 
 
-def npm_scripts(package_json: Path) -> list[Script]:
-    text = _text(package_json)
+def npm_scripts(package_json: Path, boundary: Boundary) -> list[Script]:
+    text = read_text(package_json, boundary, MAX_BYTES)
     if text is None:
         return []
     try:
@@ -66,32 +89,61 @@ def npm_scripts(package_json: Path) -> list[Script]:
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):
         return []
-    found = []
+    kept = _Kept(package_json)
+    commands = {}
     for name, command in scripts.items():
-        if isinstance(name, str) and name:
-            at = text.find(json.dumps(name))
-            line = text.count("\n", 0, at) if at >= 0 else 0
-            found.append(Script(name, "npm", str(package_json), line, str(command)[:200]))
+        if kept.admit(name):
+            commands[name] = str(command)[:200]
+        elif kept.full:
+            break
+    lines = _json_key_lines(text, set(commands))
+    return [Script(name, "npm", str(package_json), lines.get(name, 0), command) for name, command in commands.items()]
+
+
+def _json_key_lines(text: str, wanted: set[str]) -> dict[str, int]:
+    """The line of each of ``wanted`` as a key after the ``"scripts"`` key: one pass over the
+    file's strings (each is matched whole, so nothing inside a string is read as a key)."""
+    found: dict[str, int] = {}
+    lines = Lines(text)
+    after_scripts = False
+    for match in _JSON_STRING.finditer(text):
+        if len(found) == len(wanted):
+            break
+        if match.group(2) is None:
+            continue
+        key = match.group(1)
+        if "\\" in key:
+            try:
+                key = json.loads(f'"{key}"')
+            except ValueError:
+                continue
+        if not after_scripts:
+            after_scripts = key == "scripts"
+        elif key in wanted and key not in found:
+            found[key] = lines.at(match.start())
     return found
 
 
-def just_recipes(justfile: Path) -> list[Script]:
-    text = _text(justfile)
+def just_recipes(justfile: Path, boundary: Boundary) -> list[Script]:
+    text = read_text(justfile, boundary, MAX_BYTES)
     if text is None:
         return []
-    found: dict[str, Script] = {}
+    found: dict[str, int] = {}
     for pattern in (_RECIPE, _ALIAS):
         for match in pattern.finditer(text):
             name = match.group(1)
             if name not in _JUST_KEYWORDS or pattern is _ALIAS:
-                found.setdefault(name, Script(name, "just", str(justfile), text.count("\n", 0, match.start())))
-    return list(found.values())
+                found.setdefault(name, match.start())
+    kept = _Kept(justfile)
+    lines = Lines(text)
+    return [Script(name, "just", str(justfile), lines.at(at))
+            for name, at in sorted(found.items(), key=lambda item: item[1]) if kept.admit(name)]
 
 
-def taskfile_tasks(taskfile: Path) -> list[Script]:
+def taskfile_tasks(taskfile: Path, boundary: Boundary) -> list[Script]:
     import yaml  # only projects with a Taskfile pay for the import
 
-    text = _text(taskfile)
+    text = read_text(taskfile, boundary, MAX_BYTES)
     if text is None:
         return []
     try:
@@ -101,9 +153,11 @@ def taskfile_tasks(taskfile: Path) -> list[Script]:
     tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(tasks, dict):
         return []
-    found = []
-    for name in tasks:
-        if isinstance(name, str) and name:
-            match = re.search(rf"^[ \t]+{re.escape(name)}[ \t]*:", text, re.MULTILINE)
-            found.append(Script(name, "task", str(taskfile), text.count("\n", 0, match.start()) if match else 0))
-    return found
+    kept = _Kept(taskfile)
+    wanted = [name for name in tasks if kept.admit(name)]
+    lines = Lines(text)
+    at: dict[str, int] = {}
+    for match in _YAML_KEY.finditer(text):
+        if match.group(1) in tasks and match.group(1) not in at:
+            at[match.group(1)] = lines.at(match.start())
+    return [Script(name, "task", str(taskfile), at.get(name, 0)) for name in wanted]

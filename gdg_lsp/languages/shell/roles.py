@@ -105,21 +105,25 @@ def role_for(tool: str, sub: str | None, words_after: Iterable[str]) -> Role | N
     return next((r for r in candidates if not r.lead), None)
 
 
-def names_of_kind(kind: str | None, gamma: Gamma) -> list[str] | None:
-    """The words a position of ``kind`` accepts (None: open)."""
+def names_of_kind(kind: str | None, gamma: Gamma, attr: str = "word") -> list[str] | None:
+    """The words a position of ``kind`` accepts, as a command line writes them (None: open).
+    ``attr="text"``: the names those words are read as (a quoted word's name without its quotes),
+    which is what a script's own words are compared with."""
     if kind is None or kind == "none":
         return None
     if kind.startswith("words:"):
         return kind[len("words:"):].split(",")
     if kind == "remote-ref":
-        remote_branches = [b.attrs.get("branch", "") for b in gamma.bindings("RemoteBranch")]
-        return sorted({*filter(None, remote_branches), *_plain(gamma, ("Branch", "Tag"))})
-    return sorted(set(_plain(gamma, KIND_SORTS[kind])))
+        branch = "branch" if attr == "word" else "branch_text"
+        remote_branches = [b.attrs.get(branch, "") for b in gamma.bindings("RemoteBranch")]
+        return sorted({*filter(None, remote_branches), *_plain(gamma, ("Branch", "Tag"), attr)})
+    return sorted(set(_plain(gamma, KIND_SORTS[kind], attr)))
 
 
-def _plain(gamma: Gamma, sorts: tuple[str, ...]) -> list[str]:
-    """The words that name bindings of ``sorts`` on a command line (attr ``word``)."""
-    return [b.attrs.get("word", b.name) for b in gamma.bindings(list(sorts))]
+def _plain(gamma: Gamma, sorts: tuple[str, ...], attr: str) -> list[str]:
+    """The words that name bindings of ``sorts`` on a command line (attr ``word``), or the names
+    they are read as (attr ``text``; a binding without it is written as it is read)."""
+    return [b.attrs.get(attr, b.attrs.get("word", b.name)) for b in gamma.bindings(list(sorts))]
 
 
 def kind_is_known(kind: str | None, gamma: Gamma) -> bool:
