@@ -306,21 +306,27 @@ def _one_or_many(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-def _structure_source(value: Any, _: type) -> SqlSource:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"must be an object such as {{\"files\": \"billing/**\", \"ddl\": [\"billing/schema.sql\"]}}, got {_kind(value)}")
-    value = {k: _one_or_many(v) if k in ("files", "ddl") else v for k, v in value.items()}
-    unknown = sorted(set(value) - {f.name for f in attrs.fields(SqlSource)})
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} (known: name, files, ddl, sqlite, postgres, dialect)")
+def _entry_fields(value: Mapping[str, Any], kind: type) -> dict[str, Any]:
+    """The fields of one entry object of ``kind`` (a source, a claim): an unknown key is refused,
+    each value structured on its own, its error named after it."""
+    known = [field.name for field in attrs.fields(kind)]
+    if unknown := sorted(set(value) - set(known)):
+        raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(known)})")
     fields = {}
-    for field in attrs.fields(SqlSource):
+    for field in attrs.fields(kind):
         if field.name in value:
             try:
                 fields[field.name] = _converter.structure(value[field.name], field.type)
             except Exception as err:
                 raise ValueError(f"{field.name} {_first_message(err)}") from None
-    entry = SqlSource(**fields)
+    return fields
+
+
+def _structure_source(value: Any, _: type) -> SqlSource:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"must be an object such as {{\"files\": \"billing/**\", \"ddl\": [\"billing/schema.sql\"]}}, got {_kind(value)}")
+    value = {k: _one_or_many(v) if k in ("files", "ddl") else v for k, v in value.items()}
+    entry = SqlSource(**_entry_fields(value, SqlSource))
     if not entry.files and not entry.name:
         raise ValueError("needs `files` (the SQL files it serves) or a `name` (for a -- gdg: source= comment)")
     if not (entry.ddl or entry.sqlite or entry.postgres):
@@ -335,17 +341,9 @@ def _structure_claim(value: Any, _: type) -> FragmentClaim:
     shape = '{"language": "triton", "claims": "python", "contains": ["import triton"]}'
     if not isinstance(value, Mapping):
         raise TypeError(f"must be an object such as {shape}, got {_kind(value)}")
-    if unknown := sorted(set(value) - {f.name for f in attrs.fields(FragmentClaim)}):
-        raise ValueError(f"unknown key {unknown[0]!r} (known: language, claims, contains, corpus)")
-    if missing := [key for key in ("language", "claims", "contains") if key not in value]:
+    fields = _entry_fields(value, FragmentClaim)
+    if missing := [key for key in ("language", "claims", "contains") if key not in fields]:
         raise ValueError(f"needs {', '.join(missing)}, as in {shape}")
-    fields = {}
-    for field in attrs.fields(FragmentClaim):
-        if field.name in value:
-            try:
-                fields[field.name] = _converter.structure(value[field.name], field.type)
-            except Exception as err:
-                raise ValueError(f"{field.name} {_first_message(err)}") from None
     return FragmentClaim(**fields)
 
 
