@@ -33,10 +33,6 @@ class OptionSpec:
     def payload(self) -> list:
         return [self.name, self.takes_value, self.optional_value]
 
-    @classmethod
-    def from_payload(cls, data: list) -> OptionSpec:
-        return cls(str(data[0]), bool(data[1]), bool(data[2]))
-
 
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z0-9?][A-Za-z0-9_-]*)")
 _VALUE_AFTER = re.compile(r"(?P<eq>\[?=)|(?: (?P<word><[^>]*>|\[?[A-Za-z][\w.-]*\]?)(?P<end>$|[,|\]=]| \.\.\.| \||\s))")

@@ -18,6 +18,18 @@ A tool that is missing, refused, or says nothing usable contributes nothing:
 its positions stay open. The cache key is the tool's real path, its version
 string and its mtime; the version is asked again at most every
 ``VERSION_RECHECK_S`` seconds, so an upgrade in place is noticed.
+
+The disk cache decides what runs later (each subcommand it lists may be asked for
+its help), so it is trusted only as the server's own: its folder is created 0700
+and checked on every use (``private_folder``: a real folder of this user's that
+nobody else may write; every link on the way to it this user's or root's, and no
+folder above it that others may write unless it is sticky); a folder that fails
+gets no disk cache (said once). An entry is read without following a link or
+blocking, and only its words are taken from it, each checked by the rules a freshly
+parsed one passes (``names.subcommand`` / ``names.option``); the path, version and
+the commands shown are the server's own. An entry that fails any of it is ignored
+and rebuilt by asking the tool again. The only executable ever started is the one
+``resolve`` found on the filtered PATH.
 """
 
 from __future__ import annotations
@@ -28,19 +40,22 @@ import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
-from gdg_lsp.boundary import Boundary, real
+from gdg_lsp.boundary import Boundary, Refused, read_bounded, real
 from gdg_lsp.caches import BoundedCache
+from gdg_lsp.languages.shell import names
 from gdg_lsp.languages.shell.help_text import OptionSpec, parse_options, parse_subcommands
+from gdg_lsp.private_folder import NotPrivate, private_folder, remove_entry, why_not_private
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +65,8 @@ VERSION_RECHECK_S = 300.0
 RESOLVE_TTL_S = 5.0
 """How long a tool's resolution on PATH (and its mtime) is trusted before it is looked up again."""
 CACHE_FORMAT = 1
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+"""A cache entry larger than this is no tool's help (MAX_OUTPUT per text, a few texts)."""
 
 
 @dataclass(frozen=True)
@@ -95,18 +112,66 @@ class Surface:
         return {"tool": self.tool, "path": self.path, "version": self.version, "source": self.source,
                 "subcommands": list(self.subcommands), "options": [o.payload() for o in self.options]}
 
-    @classmethod
-    def from_payload(cls, data: dict) -> Surface:
-        return cls(str(data["tool"]), str(data["path"]), str(data["version"]), str(data["source"]),
-                   tuple(str(s) for s in data["subcommands"]),
-                   tuple(OptionSpec.from_payload(o) for o in data["options"]))
+
+def _entry_words(data: object) -> tuple[tuple[str, ...], tuple[OptionSpec, ...]]:
+    """The subcommands and options a cache entry's surface holds, each checked by the rule a
+    freshly parsed word passes; ValueError when any is not such a word (the entry is rebuilt)."""
+    if not isinstance(data, dict) or not isinstance(data.get("subcommands"), list) \
+            or not isinstance(data.get("options"), list):
+        raise ValueError("not a surface")
+    subcommands = tuple(data["subcommands"])
+    options = []
+    for item in data["options"]:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+                and all(isinstance(flag, bool) for flag in item[1:])):
+            raise ValueError(f"not an option: {item!r}"[:200])
+        options.append(OptionSpec(item[0], item[1], item[2]))
+    for word in subcommands:
+        if not isinstance(word, str) or (why := names.subcommand(word)) is not None:
+            raise ValueError(f"subcommand {word!r}: {why or 'not a string'}"[:200])
+    for option in options:
+        if (why := names.option(option.name)) is not None:
+            raise ValueError(f"option {option.name!r}: {why}"[:200])
+    return subcommands, tuple(options)
+
+
+def _said_words(tool: str, source: str, subcommands: Iterable[str],
+                options: Iterable[OptionSpec]) -> tuple[tuple[str, ...], tuple[OptionSpec, ...]]:
+    """What a tool said, each word checked by its rule (one that fails is left out and noted)."""
+    where = f"`{source}`"
+    return (tuple(s for s in subcommands if names.admit(s, names.subcommand, where)),
+            tuple(o for o in options if names.admit(o.name, names.option, where)))
 
 
 def cache_folder() -> Path:
-    """``$GDG_LSP_CACHE_DIR/tool-help`` or the per-user cache folder, created 0700."""
+    """``$GDG_LSP_CACHE_DIR/tool-help`` or the per-user cache folder (created 0700 on first use)."""
     explicit = os.environ.get("GDG_LSP_CACHE_DIR")
     root = Path(explicit) if explicit else Path(platformdirs.user_cache_dir("gdg-lsp", appauthor=False))
     return root / "tool-help"
+
+
+def _above_problem(folder: Path) -> str | None:
+    """Why a folder above ``folder`` lets someone else replace it: a link on the way that is
+    another user's, or a folder above its real place owned by another user, or writable by
+    group or others without the sticky bit (None: nobody but this user and root can)."""
+    if not hasattr(os, "geteuid"):
+        return None
+    user = os.geteuid()
+    absolute = Path(os.path.abspath(folder))
+    try:
+        for above in absolute.parents:
+            info = os.lstat(above)
+            if stat.S_ISLNK(info.st_mode) and info.st_uid not in (user, 0):
+                return f"{above}, on the way to {folder}, is a link of user {info.st_uid}"
+        for above in Path(os.path.realpath(absolute)).parents:
+            info = os.stat(above)
+            if info.st_uid not in (user, 0):
+                return f"{above}, above {folder}, belongs to user {info.st_uid}"
+            if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+                return f"{above}, above {folder}, may be written by others and is not sticky"
+    except OSError as err:
+        return f"a folder above {folder} cannot be checked ({err.strerror or err})"
+    return None
 
 
 def safe_path(path_env: str | None, boundary: Boundary) -> str:
@@ -177,14 +242,25 @@ class ToolHelp:
         self._recent: BoundedCache[tuple, tuple[_Known | None, float]] = BoundedCache("shell.tool-resolution", 64)
         self.runs = 0
         """How many processes were started (tests and the perf bench read it)."""
+        self._said: set[str] = set()
 
     @property
-    def folder(self) -> Path:
+    def folder(self) -> Path | None:
+        """The disk cache's folder, created 0700 and checked on every use; None when it is not
+        this user's alone (no disk cache: what the tools say is kept in memory only)."""
         if self._folder is None:
             self._folder = cache_folder()
-        if not self._folder.is_dir():
-            self._folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # only its owner reads what tools said
-        return self._folder
+        try:
+            private_folder(self._folder)
+            why = _above_problem(self._folder)
+        except NotPrivate as err:
+            why = str(err)
+        if why is None:
+            return self._folder
+        if why not in self._said:
+            self._said.add(why)
+            log.warning("the tool-help cache is not used: %s", why)
+        return None
 
     # -- finding the tool -------------------------------------------------------------
 
@@ -214,8 +290,8 @@ class ToolHelp:
         known = self._entry(tool, boundary, path_env)
         recipe = RECIPES.get(tool, Recipe())
         if (known is None or known.top is None or recipe.sub is None or sub not in known.top.subcommands
-                or sub in PARTIAL_HELP.get(tool, ())):
-            return None
+                or sub in PARTIAL_HELP.get(tool, ()) or names.subcommand(sub) is not None):
+            return None  # only a word the tool listed, and only one shaped like a subcommand, is ever run
         if sub in known.subs:
             return known.subs[sub]
         with self._lock:
@@ -223,11 +299,11 @@ class ToolHelp:
                 args = tuple(sub if a == "{sub}" else a for a in recipe.sub)
                 text = self._run(known.path, args, boundary, path_env)
                 surface = None
+                source = f"{tool} {' '.join(args)}"
                 if text is not None:
-                    options = parse_options(text)
+                    _, options = _said_words(tool, source, (), parse_options(text))
                     if options:
-                        surface = Surface(tool, known.path, known.version, f"{tool} {' '.join(args)}", (),
-                                          tuple(options))
+                        surface = Surface(tool, known.path, known.version, source, (), options)
                 known.subs[sub] = surface
                 self._store(known)
         return known.subs[sub]
@@ -288,44 +364,76 @@ class ToolHelp:
         if not texts:
             return None
         text = "\n".join(texts)
-        subcommands = tuple(parse_subcommands(text))
-        options = tuple(parse_options(text))
+        source = _top_source(tool, recipe)
+        subcommands, options = _said_words(tool, source, parse_subcommands(text), parse_options(text))
         if not subcommands and not options:
             return None
-        source = " / ".join(f"{tool} {' '.join(args)}" for args in recipe.top)
         return Surface(tool, path, version, source, subcommands, options)
 
     # -- the disk cache --------------------------------------------------------------------
 
-    def _file(self, path: str) -> Path:
-        return self.folder / (hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json")
+    @staticmethod
+    def _entry_name(path: str) -> str:
+        return hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json"
 
     def _load(self, tool: str, path: str, mtime_ns: int, version: str) -> _Known | None:
+        """What the cache says of the binary, or None (absent, or not to be trusted: asked again)."""
+        folder = self.folder
+        if folder is None:
+            return None
+        entry = folder / self._entry_name(path)
+        if not os.path.lexists(entry):
+            return None
         try:
-            data = json.loads(self._file(path).read_text(encoding="utf-8"))
-            if (data.get("format") != CACHE_FORMAT or data.get("path") != path or data.get("mtime_ns") != mtime_ns
-                    or data.get("version") != version or data.get("tool") != tool):
-                return None
-            top = Surface.from_payload(data["top"]) if data.get("top") else None
-            subs = {str(k): (Surface.from_payload(v) if v else None) for k, v in data.get("subs", {}).items()}
+            if (why := why_not_private(entry)) is not None:
+                raise ValueError(why)
+            data = json.loads(read_bounded(entry, MAX_ENTRY_BYTES))
+            if (not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or data.get("path") != path
+                    or data.get("mtime_ns") != mtime_ns or data.get("version") != version or data.get("tool") != tool):
+                return None  # another binary or version: asked again
+            recipe = RECIPES.get(tool, Recipe())
+            top = None
+            if data.get("top"):
+                subcommands, options = _entry_words(data["top"])
+                top = Surface(tool, path, version, _top_source(tool, recipe), subcommands, options)
+            subs: dict[str, Surface | None] = {}
+            for sub, described in dict(data.get("subs") or {}).items():
+                if top is None or sub not in top.subcommands or recipe.sub is None:
+                    raise ValueError(f"subcommand {sub!r} is not one the tool listed"[:200])
+                if described:
+                    args = " ".join(sub if a == "{sub}" else a for a in recipe.sub)
+                    subs[sub] = Surface(tool, path, version, f"{tool} {args}", (), _entry_words(described)[1])
+                else:
+                    subs[sub] = None
             return _Known(tool, path, mtime_ns, version, time.monotonic(), top, subs)
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return None  # absent or unreadable: ask the tool again
+        except (Refused, ValueError, KeyError, TypeError, AttributeError) as err:
+            log.info("the tool-help cache entry %s is not used (asked again): %s", entry, err)
+            return None
 
     def _store(self, known: _Known) -> None:
         """Write what is known of the binary (a tool that said nothing is kept too:
         it is not asked again until its version or mtime changes)."""
+        folder = self.folder
+        if folder is None:
+            return
         data = {"format": CACHE_FORMAT, "tool": known.tool, "path": known.path, "mtime_ns": known.mtime_ns,
                 "version": known.version, "top": known.top.payload() if known.top else None,
                 "subs": {k: (v.payload() if v else None) for k, v in known.subs.items()}}
-        target = self._file(known.path)
+        target = folder / self._entry_name(known.path)
         try:
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tool-help-", suffix=".json")
+            if why_not_private(target) is not None:
+                remove_entry(target)  # a link or a folder planted at the entry's name: never written through
+            fd, temp = tempfile.mkstemp(dir=folder, prefix=".tool-help-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(data, handle)
             os.replace(temp, target)
         except OSError as err:
             log.info("cannot write the tool-help cache %s: %s", target, err)
+
+
+def _top_source(tool: str, recipe: Recipe) -> str:
+    """The commands whose outputs list a tool's subcommands and options (for hover and explain)."""
+    return " / ".join(f"{tool} {' '.join(args)}" for args in recipe.top)
 
 
 TOOL_HELP = ToolHelp()
