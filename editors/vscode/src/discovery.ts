@@ -1,6 +1,13 @@
-// Finding the gdg-lsp executable: the setting, then PATH, then the workspace's
-// virtual environment. Pure: the file system and the environment come in as
-// arguments, so the order and the messages are unit-tested without VS Code.
+// Finding the gdg-lsp executable: the setting, then PATH. Pure: the file system
+// and the environment come in as arguments, so the order and the messages are
+// unit-tested without VS Code.
+//
+// Nothing inside a workspace folder runs unless the user names it in
+// gdg.server.path (a machine-scoped setting, which no folder can set): a cloned
+// repository can ship .venv/bin/gdg-lsp, and a PATH entry inside the workspace
+// (a venv activated in the terminal VS Code was started from) or a relative one
+// would run the repository's program just the same. Such a gdg-lsp is only
+// mentioned in the message, with the setting that would run it.
 
 import * as path from "node:path";
 
@@ -16,7 +23,7 @@ export interface DiscoveryEnv {
   isExecutable(file: string): boolean;
 }
 
-export type ServerSource = "setting" | "PATH" | "workspace venv";
+export type ServerSource = "setting" | "PATH";
 
 export type Discovery =
   | { found: true; command: string; source: ServerSource }
@@ -55,12 +62,25 @@ function executableNames(platform: NodeJS.Platform, pathExt: string | undefined)
   return exts.map((ext) => SERVER_NAME + ext.toLowerCase());
 }
 
-/** The first PATH entry that holds an executable gdg-lsp. */
+/** Whether `file` lies in one of the workspace folders (as written: the extension cannot resolve links). */
+export function insideWorkspace(file: string, env: DiscoveryEnv): boolean {
+  const p = pathFor(env.platform);
+  const fold = (s: string) => (env.platform === "win32" ? s.toLowerCase() : s);
+  const target = fold(p.resolve(file));
+  return env.workspaceFolders.some((folder) => {
+    const root = fold(p.resolve(folder));
+    const rel = p.relative(root, target);
+    return rel === "" || (!rel.startsWith("..") && !p.isAbsolute(rel));
+  });
+}
+
+/** The first PATH entry that holds an executable gdg-lsp; relative entries and entries
+ * inside a workspace folder are skipped. */
 export function findOnPath(env: DiscoveryEnv): string | undefined {
   const p = pathFor(env.platform);
   const sep = env.platform === "win32" ? ";" : ":";
   for (const dir of (env.pathEnv || "").split(sep)) {
-    if (!dir) {
+    if (!dir || !p.isAbsolute(dir) || insideWorkspace(dir, env)) {
       continue;
     }
     for (const name of executableNames(env.platform, env.pathExt)) {
@@ -73,7 +93,7 @@ export function findOnPath(env: DiscoveryEnv): string | undefined {
   return undefined;
 }
 
-/** .venv and venv of each workspace folder, in order. */
+/** .venv and venv of each workspace folder, in order: never run, only named in the message. */
 export function venvCandidates(env: DiscoveryEnv): string[] {
   const p = pathFor(env.platform);
   const out: string[] = [];
@@ -100,25 +120,25 @@ export function discoverServer(settingPath: string | undefined, env: DiscoveryEn
       settingProblem: true,
       message:
         `gdg-lsp: the setting gdg.server.path points to "${command}", which is not an executable file. ` +
-        `Fix the path, or clear the setting to search PATH and the workspace's .venv.`,
+        `Fix the path, or clear the setting to search PATH.`,
     };
   }
   const onPath = findOnPath(env);
   if (onPath) {
     return { found: true, command: onPath, source: "PATH" };
   }
-  const candidates = venvCandidates(env);
-  for (const candidate of candidates) {
-    if (env.isExecutable(candidate)) {
-      return { found: true, command: candidate, source: "workspace venv" };
-    }
-  }
-  const looked = ["PATH", ...candidates].join(", ");
+  const inWorkspace = venvCandidates(env).find((candidate) => env.isExecutable(candidate));
+  const hint =
+    inWorkspace !== undefined
+      ? ` The workspace has ${inWorkspace}: a program inside the workspace runs only when you name it in ` +
+        `gdg.server.path (user settings).`
+      : "";
   return {
     found: false,
     settingProblem: false,
     message:
-      `gdg-lsp was not found (looked in ${looked}). Install it with \`${INSTALL_HINT}\` ` +
-      `(into a virtual environment on PATH or the workspace's .venv), or set gdg.server.path to the gdg-lsp executable.`,
+      `gdg-lsp was not found on PATH (entries inside the workspace are not searched). Install it with ` +
+      `\`${INSTALL_HINT}\` (into a virtual environment on PATH), or set gdg.server.path to the gdg-lsp executable.` +
+      hint,
   };
 }

@@ -16,7 +16,7 @@ function env(executables: string[], overrides: Partial<DiscoveryEnv> = {}): Disc
 }
 
 describe("discoverServer", () => {
-  it("prefers the setting over PATH and the venv", () => {
+  it("prefers the setting over PATH", () => {
     const e = env(["/opt/gdg/bin/gdg-lsp", "/usr/bin/gdg-lsp", "/work/proj/.venv/bin/gdg-lsp"]);
     assert.deepEqual(discoverServer("/opt/gdg/bin/gdg-lsp", e), {
       found: true,
@@ -41,17 +41,42 @@ describe("discoverServer", () => {
     assert.deepEqual(discoverServer("  ", e), { found: true, command: "/usr/local/bin/gdg-lsp", source: "PATH" });
   });
 
-  it("falls back to the workspace's .venv, then venv", () => {
-    assert.deepEqual(discoverServer(undefined, env(["/work/proj/venv/bin/gdg-lsp", "/work/proj/.venv/bin/gdg-lsp"])), {
+  it("never runs the workspace's own .venv or venv gdg-lsp, and names it with the setting that would", () => {
+    const planted = ["/work/proj/.venv/bin/gdg-lsp", "/work/proj/venv/bin/gdg-lsp"];
+    const result = discoverServer(undefined, env(planted));
+    assert.equal(result.found, false);
+    if (!result.found) {
+      assert.equal(result.settingProblem, false);
+      assert.match(result.message, /\/work\/proj\/\.venv\/bin\/gdg-lsp/);
+      assert.match(result.message, /gdg\.server\.path/);
+    }
+    // the user names it: then, and only then, it runs
+    assert.deepEqual(discoverServer("${workspaceFolder}/.venv/bin/gdg-lsp", env(planted)), {
       found: true,
       command: "/work/proj/.venv/bin/gdg-lsp",
-      source: "workspace venv",
+      source: "setting",
     });
-    assert.deepEqual(discoverServer(undefined, env(["/work/proj/venv/bin/gdg-lsp"])), {
-      found: true,
-      command: "/work/proj/venv/bin/gdg-lsp",
-      source: "workspace venv",
+  });
+
+  it("skips PATH entries inside a workspace folder and relative ones", () => {
+    const planted = ["/work/proj/.venv/bin/gdg-lsp", "bin/gdg-lsp", "/work/proj/sub/gdg-lsp", "/usr/bin/gdg-lsp"];
+    const e = env(planted, { pathEnv: "/work/proj/.venv/bin:bin:/work/proj/sub/../sub:/usr/bin" });
+    assert.deepEqual(discoverServer(undefined, e), { found: true, command: "/usr/bin/gdg-lsp", source: "PATH" });
+    assert.equal(findOnPath(env(planted.slice(0, 3), { pathEnv: "/work/proj/.venv/bin:bin" })), undefined);
+    // a folder beside the workspace whose name starts the same is not inside it
+    const beside = env(["/work/proj-tools/gdg-lsp"], { pathEnv: "/work/proj-tools" });
+    assert.equal(findOnPath(beside), "/work/proj-tools/gdg-lsp");
+  });
+
+  it("compares Windows paths without case", () => {
+    const e = env([], {
+      platform: "win32",
+      pathEnv: "c:\\proj\\.venv\\Scripts",
+      pathExt: ".EXE",
+      workspaceFolders: ["C:\\Proj"],
+      isExecutable: () => true,
     });
+    assert.equal(findOnPath(e), undefined);
   });
 
   it("says where it looked and how to fix it when nothing is found", () => {
@@ -61,7 +86,7 @@ describe("discoverServer", () => {
       assert.equal(result.settingProblem, false);
       assert.match(result.message, /pip install gdg-lsp/);
       assert.match(result.message, /gdg\.server\.path/);
-      assert.match(result.message, /\/work\/proj\/\.venv\/bin\/gdg-lsp/);
+      assert.doesNotMatch(result.message, /The workspace has/);
     }
   });
 
