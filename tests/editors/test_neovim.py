@@ -131,6 +131,10 @@ def test_discovery_order_path_then_workspace_venv_only_when_trusted(tmp_path):
     res.none = {{ config.discover(config.merge({{ trust_workspace_venv = true }}), {json.dumps(str(tmp_path))}) }}
     vim.env.PATH = {json.dumps(str(on_path))} .. ":/usr/bin:/bin"
     res.path = {{ config.discover(config.merge({{}}), root) }}
+    -- the project's venv activated in the shell: its bin folder on PATH is still the project's
+    vim.env.PATH = {json.dumps(str(venv_bin))} .. ":.venv/bin:/usr/bin:/bin"
+    res.path_in_project = {{ config.discover(config.merge({{}}), root) }}
+    vim.env.PATH = {json.dumps(str(on_path))} .. ":/usr/bin:/bin"
     local opts = config.merge({{ inline = {{ keymaps = {{ accept = "<C-l>" }} }}, settings = {{ maxLines = 3 }} }})
     res.keymaps = opts.inline.keymaps
     res.cmd = config.command(config.merge({{ log_file = false, args = {{ "--log-level", "DEBUG" }} }}), root)
@@ -150,6 +154,7 @@ def test_discovery_order_path_then_workspace_venv_only_when_trusted(tmp_path):
     assert res["venv"] == [str(venv_bin / "gdg-lsp"), "workspace venv"]
     assert res["none"][0] is None and "pip install gdg-lsp" in res["none"][1]
     assert res["path"] == [str(on_path / "gdg-lsp"), "PATH"]
+    assert res["path_in_project"][0] is None and "outside" in res["path_in_project"][1]
     # one key overridden, the others kept
     assert res["keymaps"]["accept"] == "<C-l>" and res["keymaps"]["dismiss"] == "<C-]>"
     assert res["cmd"] == [str(on_path / "gdg-lsp"), "--stdio", "--log-level", "DEBUG"]

@@ -99,9 +99,36 @@ local function venv_candidates(root)
   return out
 end
 
---- Find the gdg-lsp executable: server_path, then PATH, then (only with
---- trust_workspace_venv) the workspace's .venv/venv. Returns path, how it was
---- found; or nil and a message that says how to fix it.
+local function is_absolute(dir)
+  return dir:sub(1, 1) == "/" or dir:match("^%a:[\\/]") ~= nil
+end
+
+local function inside(path, folder)
+  local function norm(p)
+    return vim.fs.normalize(vim.fn.fnamemodify(p, ":p")):gsub("/$", "")
+  end
+  path, folder = norm(path), norm(folder)
+  return path == folder or path:sub(1, #folder + 1) == folder .. "/"
+end
+
+--- gdg-lsp on PATH, skipping relative entries and entries inside `root` (a venv of the
+--- project activated in the shell Neovim was started from is the project's program).
+function M.on_path(root)
+  local sep = vim.fn.has("win32") == 1 and ";" or ":"
+  for _, dir in ipairs(vim.split(vim.env.PATH or "", sep, { plain = true })) do
+    if dir ~= "" and is_absolute(dir) and not inside(dir, root) then
+      local found = vim.fn.exepath(dir .. "/gdg-lsp")
+      if found ~= "" then
+        return found
+      end
+    end
+  end
+  return nil
+end
+
+--- Find the gdg-lsp executable: server_path, then PATH (outside the project), then
+--- (only with trust_workspace_venv) the workspace's .venv/venv. Returns path, how it
+--- was found; or nil and a message that says how to fix it.
 function M.discover(opts, root)
   opts = opts or M.defaults
   local tried = {}
@@ -115,13 +142,13 @@ function M.discover(opts, root)
         path
       )
   end
-  local on_path = vim.fn.exepath("gdg-lsp")
-  if on_path ~= "" then
+  root = root or vim.fn.getcwd()
+  local on_path = M.on_path(root)
+  if on_path then
     return on_path, "PATH"
   end
-  table.insert(tried, "PATH")
+  table.insert(tried, "PATH (outside " .. root .. ")")
   if opts.trust_workspace_venv then
-    root = root or vim.fn.getcwd()
     for _, candidate in ipairs(venv_candidates(root)) do
       if executable(candidate) then
         return candidate, "workspace venv"
@@ -160,14 +187,104 @@ function M.log_path()
   return vim.fn.stdpath("log") .. "/gdg-lsp.log"
 end
 
+-- The server settings only the user chooses: a program to run, a model or a folder
+-- to load beyond the workspace, where code and a secret go (the server's
+-- gdg_lsp/settings.py marks them USER_ONLY; tests/editors/test_neovim.py compares
+-- the lists). They come from the user's own setup{} only: a setup{} written in a
+-- project's exrc file cannot set them, and whatever is merged into the client's
+-- config later (a `vim.lsp.config("gdg_lsp", ...)` of a project-local plugin, an
+-- `lsp/gdg_lsp.lua` on 'runtimepath') is replaced by setup{}'s values before the
+-- server sees it (M.pin_user_only).
+M.user_only = {
+  "model", "backend", "remote.url", "remote.apiKeyEnv", "sql.connections", "sql.sources",
+  "python.interpreter", "p4.includePaths", "shell.tools",
+  "fragments.paths", "fragments.trustedFolders", "fragments.claims",
+}
+
+-- The plugin's own options that choose the program it starts.
+M.program_options = { "cmd", "server_path", "args", "trust_workspace_venv" }
+
+-- The files Neovim's 'exrc' sources from the current folder (after :trust).
+M.exrc_names = { [".nvim.lua"] = true, [".nvimrc"] = true, [".exrc"] = true }
+
+local function lookup(t, dotted)
+  for part in dotted:gmatch("[^.]+") do
+    if type(t) ~= "table" then
+      return nil
+    end
+    t = t[part]
+  end
+  return t
+end
+
+local function put(t, dotted, value)
+  local parts = vim.split(dotted, ".", { plain = true })
+  for i = 1, #parts - 1 do
+    if type(t[parts[i]]) ~= "table" then
+      if value == nil then
+        return
+      end
+      t[parts[i]] = {}
+    end
+    t = t[parts[i]]
+  end
+  t[parts[#parts]] = vim.deepcopy(value)
+end
+
+--- Set every user-only key of `settings` (a `gdg` section, changed in place) to its
+--- value in `own` (removed where `own` has none); the keys that were otherwise.
+function M.pin_user_only(settings, own)
+  local differed = {}
+  if type(settings) ~= "table" then
+    return differed
+  end
+  for _, key in ipairs(M.user_only) do
+    local want = lookup(own, key)
+    if not vim.deep_equal(lookup(settings, key), want) then
+      table.insert(differed, key)
+      put(settings, key, want)
+    end
+  end
+  return differed
+end
+
+--- Whether a setup{} call comes from a project's exrc file (`source` as debug.getinfo gives it).
+function M.is_exrc(source)
+  return type(source) == "string" and source:sub(1, 1) == "@" and M.exrc_names[vim.fs.basename(source:sub(2))] == true
+end
+
+--- The options of a setup{} written in a project's exrc file: its program options and
+--- user-only settings are those of the user's own setup{} before it (`previous`, or
+--- the defaults); the names it tried to set.
+function M.without_project_choices(user, previous)
+  user = vim.deepcopy(user or {})
+  previous = previous or M.defaults
+  local dropped = {}
+  for _, key in ipairs(M.program_options) do
+    if user[key] ~= nil and not vim.deep_equal(user[key], previous[key]) then
+      table.insert(dropped, key)
+    end
+    user[key] = vim.deepcopy(previous[key])
+  end
+  user.settings = user.settings or {}
+  for _, key in ipairs(M.pin_user_only(user.settings, previous.settings or {})) do
+    table.insert(dropped, "settings." .. key)
+  end
+  return user, dropped
+end
+
 -- the settings that are objects, not lists, even when empty
-local OBJECT_KEYS = { "sql", "p4", "tilelang", "shell", "jq" }
+local OBJECT_KEYS = { "sql", "p4", "tilelang", "shell", "jq", "python", "remote", "fragments" }
 
 --- What the server receives as initializationOptions and as the `gdg`
 --- configuration section. An empty Lua table would be sent as a JSON list,
 --- which the server rejects: empty objects become vim.empty_dict().
 function M.server_settings(opts)
-  local settings = vim.deepcopy(opts.settings or {})
+  return M.as_objects(vim.deepcopy(opts.settings or {}))
+end
+
+--- `settings` with its empty sections (and itself, when empty) as vim.empty_dict().
+function M.as_objects(settings)
   for _, key in ipairs(OBJECT_KEYS) do
     if type(settings[key]) == "table" and next(settings[key]) == nil then
       settings[key] = vim.empty_dict()

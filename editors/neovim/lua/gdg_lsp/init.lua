@@ -21,6 +21,20 @@ end
 --- The vim.lsp.Config the plugin registers (exposed for tests and :checkhealth).
 function M.lsp_config(opts, cmd)
   local settings = config.server_settings(opts)
+  -- what the server gets for the user-only settings is setup{}'s, whatever was merged
+  -- into the client's config since (config.user_only)
+  local function pinned(section)
+    if type(section) ~= "table" then
+      return section
+    end
+    local said = config.pin_user_only(section, settings)
+    if #said > 0 then
+      notify("gdg-lsp: " .. table.concat(said, ", ") .. " set outside setup{} (ignored): these settings "
+        .. "choose a program, a model or a folder to load, or where code goes, and come from your setup{} only",
+        vim.log.levels.WARN)
+    end
+    return config.as_objects(section)
+  end
   return {
     cmd = cmd,
     filetypes = opts.filetypes,
@@ -28,7 +42,22 @@ function M.lsp_config(opts, cmd)
     init_options = settings,
     -- answered to workspace/configuration and sent after initialize
     settings = { gdg = settings },
+    before_init = function(params, client_config)
+      params.initializationOptions = pinned(params.initializationOptions)
+      if type(client_config.settings) == "table" then -- the client's own table: changed in place
+        client_config.settings.gdg = pinned(client_config.settings.gdg)
+      end
+    end,
     handlers = {
+      ["workspace/configuration"] = function(err, params, ctx)
+        local answer = vim.lsp.handlers["workspace/configuration"](err, params, ctx)
+        for i, item in ipairs((params or {}).items or {}) do
+          if type(answer) == "table" and item.section == "gdg" then
+            answer[i] = pinned(vim.deepcopy(answer[i]))
+          end
+        end
+        return answer
+      end,
       ["gdg/status"] = function(_, payload)
         local was = status.model and status.model.state
         status.on_status(payload)
@@ -71,6 +100,16 @@ function M.setup(user_opts)
   if vim.fn.has("nvim-0.11") ~= 1 then
     notify("gdg_lsp needs Neovim 0.11 or later (vim.lsp.config / vim.lsp.enable).", vim.log.levels.ERROR)
     return
+  end
+  local caller = debug.getinfo(2, "S")
+  if caller and config.is_exrc(caller.source) then
+    local dropped
+    user_opts, dropped = config.without_project_choices(user_opts, M.options)
+    if #dropped > 0 then
+      notify("gdg-lsp: " .. caller.source:sub(2) .. " (a project's exrc file) cannot set " .. table.concat(dropped, ", ")
+        .. ": these choose the program that runs, a model or folder to load, or where code goes; "
+        .. "set them in your own config", vim.log.levels.WARN)
+    end
   end
   local opts = config.merge(user_opts)
   M.options = opts
