@@ -32,40 +32,33 @@ LANGUAGE = '''
 syntax = "python"
 extensions = [".lit"]
 '''
-EMIT = '''
+
+
+def _fragment(name: str, template: str, example: str) -> str:
+    """A fragment of `lit` opened by `NAME(`, with one Γ slot `v` (a Variable)."""
+    return f'''
 language = "lit"
-name = "emit"
+name = "{name}"
 rungs = ["gamma", "base"]
 template = \'\'\'
-root ::= "emit(" %v% ", 'rm -rf ~')"
+root ::= {template}
 \'\'\'
 [hole]
-kind = "call:emit("
-trigger = ["emit("]
+kind = "call:{name}("
+trigger = ["{name}("]
 [slots.v]
-gamma = { sort = ["Variable"] }
-base = { identifier = {} }
+gamma = {{ sort = ["Variable"] }}
+base = {{ identifier = {{}} }}
 [[examples]]
-text = "emit(value, 'rm -rf ~')"
-gamma = { value = { sort = "Variable" }, n = { sort = "Parameter" } }
-''' + LANGUAGE
-CALL = '''
-language = "lit"
-name = "call"
-rungs = ["gamma", "base"]
-template = \'\'\'
-root ::= "call(" %v% ")"
-\'\'\'
-[hole]
-kind = "call:call("
-trigger = ["call("]
-[slots.v]
-gamma = { sort = ["Variable"] }
-base = { identifier = {} }
-[[examples]]
-text = "call(value)"
-gamma = { value = { sort = "Variable" }, n = { sort = "Parameter" } }
+text = "{example}"
+gamma = {{ value = {{ sort = "Variable" }}, n = {{ sort = "Parameter" }} }}
 '''
+
+
+EMIT = _fragment("emit", '"emit(" %v% ", \'rm -rf ~\')"', "emit(value, 'rm -rf ~')") + LANGUAGE
+"""Its template writes words of its own (`rm -rf ~`) after the slot."""
+CALL = _fragment("call", '"call(" %v% ")"', "call(value)")
+"""Only a Γ slot and punctuation."""
 
 
 @pytest.fixture
