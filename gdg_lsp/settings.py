@@ -91,6 +91,9 @@ class P4Settings:
     include_paths: list[str] = _user_only(factory=list)
 
 
+DEFINING_ATTR_METHODS = ("__init__", "__new__", "setUp", "asyncSetUp", "__post_init__")
+
+
 @attrs.define(frozen=True)
 class PythonSettings:
     interpreter: str = _user_only(default="")
@@ -98,7 +101,11 @@ class PythonSettings:
     executable or a virtual environment folder); empty: the workspace's ``.venv``/``venv``
     if there is one, else the server's own (languages/python/interpreter.py)."""
     member_warnings: bool = True
-    """Warn about an attribute of a module that the module does not have."""
+    """Warn about an attribute of a module, a class or an instance that it does not have, and a
+    keyword argument a known callee does not take."""
+    defining_attr_methods: list[str] = attrs.field(factory=lambda: list(DEFINING_ATTR_METHODS))
+    """The methods in which ``self.new = ...`` may declare an attribute (pylint's
+    ``defining-attr-methods``); elsewhere ``self.`` at a target takes the attributes that exist."""
 
 
 @attrs.define(frozen=True)

@@ -39,6 +39,7 @@ export const SERVER_KEYS = [
   "jq.inputs",
   "python.interpreter",
   "python.memberWarnings",
+  "python.definingAttrMethods",
   "backend",
   "remote.url",
   "remote.model",
