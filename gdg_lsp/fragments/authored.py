@@ -8,7 +8,7 @@ suggestion decoded under it, slot or no slot, and must never be labelled guarant
 
 ``unvouched(text, ...)`` judges each word of a decoded statement (a run of word
 characters; a dotted chain ``a.b.c`` part by part): it is vouched when it is a name of Γ
-(the chain up to it is), a keyword of the language as gdg-lsp knows it (never a file's own
+(the longest start of the chain that Γ names reaches it), a keyword of the language as gdg-lsp knows it (never a file's own
 ``keywords``), or a number, and it contains none of the words the template itself can
 write (``template_words``: its literals, the fixed ``names``/``ebnf`` answers of the rung's
 slots). A template that spells words character by character (a class of at most
@@ -68,15 +68,15 @@ def unvouched(text: str, written: TemplateWords, names: Container[str], keywords
     out: list[str] = []
     for chain in _CHAIN.finditer(text):
         parts = chain.group().split(".")
+        named = max((n for n in range(1, len(parts) + 1) if ".".join(parts[:n]) in names), default=0)
         end = chain.start()
         for index, part in enumerate(parts):
             end += len(part) + (index > 0)
             if end <= start:
                 continue
             authored = written.spells or any(word in part for word in written.words)
-            named = ".".join(parts[: index + 1]) in names
-            plain = part[0].isdigit() or (index == 0 and part in keywords)
-            if (authored or not (named or plain)) and part not in out:
+            vouched = index < named or part[0].isdigit() or (index == 0 and part in keywords)
+            if (authored or not vouched) and part not in out:
                 out.append(part)
     return out
 
