@@ -106,6 +106,10 @@ class Coverage:
     """Positions nothing restricted (an attribute of a value of unknown type...), described."""
     ghosts: list[str] = field(default_factory=list)
     """References a check found naming nothing (the statement is dropped)."""
+    declared: list[str] = field(default_factory=list)
+    """New names the statement declares where the language lets it write one Γ does not
+    hold (Python: ``self.new = ...`` in a defining method), described: declarations, as
+    ``x = ...`` is, so they leave the label alone, but the suggestion says them."""
 
 
 @dataclass

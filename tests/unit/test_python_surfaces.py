@@ -118,7 +118,12 @@ def test_self_members_follow_the_static_mro(byte_cache):
             "self.label", "self.__class__", "self.__dict__"} <= members
     assert "self.nothere" not in members
     assert accepts(byte_cache, hole, "self.helper(self.width, flag=True)")
-    assert accepts(byte_cache, hole, "self.new_attr = self.area + 1")  # assigning declares: open
+    # grow is no defining method (__init__ is): a target after self. is an attribute that exists
+    assert not accepts(byte_cache, hole, "self.new_attr = self.area + 1")
+    assert accepts(byte_cache, hole, "self.area = self.area + 1")
+    init = hole_in(CLASSES.replace("        <cursor>\n", "").replace(
+        "self.area = width * height\n", "self.area = width * height\n        <cursor>\n"))
+    assert accepts(byte_cache, init, "self.new_attr = self.area + 1")
     assert not accepts(byte_cache, hole, "self.helpr(self.width)")
     assert not accepts(byte_cache, hole, "x = self.widht")
     assert not accepts(byte_cache, hole, "self.helper(1, flg=True)")  # no known callee has `flg`
@@ -166,13 +171,20 @@ def test_keyword_arguments_of_functions_builtins_and_open_callees(byte_cache):
 
 def test_a_suggestion_grows_members_and_instances():
     analyzer = PythonAnalyzer()
-    hole = hole_in(CLASSES, analyzer=analyzer)
+    in_init = CLASSES.replace("        <cursor>\n", "").replace(
+        "self.area = width * height\n", "self.area = width * height\n        <cursor>\n")
+    hole = hole_in(in_init, analyzer=analyzer)
     gamma = hole.gamma.overlay()
-    effects = analyzer.statement_effects("self.cache = {}", hole, gamma)
+    effects = analyzer.statement_effects("self.cache = {}", hole, gamma)  # __init__ may declare it
     assert [b.name for b in effects.declarations] == ["self.cache"]
     for binding in effects.declarations:
         gamma.declare(binding)
     assert "self.cache" in gamma
+    assert [b.name for b in analyzer.statement_effects("for self.index in range(3):", hole, gamma).declarations] == [
+        "self.index"]
+    # in grow, an ordinary method, a new attribute adds nothing (the grammar never writes one there)
+    grow = hole_in(CLASSES, analyzer=analyzer)
+    assert analyzer.statement_effects("self.cache = {}", grow, grow.gamma.overlay()).declarations == []
     effects = analyzer.statement_effects("other = Box(2)", hole, gamma)
     names = {b.name for b in effects.declarations}
     assert {"other", "other.width", "other.grow"} <= names
@@ -413,9 +425,14 @@ def test_tilelang_api_members_count_as_slotted():
 
 def test_a_chained_assignment_is_no_way_around_a_receivers_members(byte_cache):
     """`x = self.` must go on with a member: `x = self.anything = 1` (a new attribute as
-    the second target of a chain) is refused, the first target may still declare one."""
+    the second target of a chain) is refused, even in __init__, where the first target may
+    still declare one."""
     hole = hole_in(CLASSES)
     assert not accepts(byte_cache, hole, "size = self.anything = 1")
-    assert accepts(byte_cache, hole, "self.anything = size = 1")
+    assert accepts(byte_cache, hole, "self.width = size = 1")
+    init = hole_in(CLASSES.replace("        <cursor>\n", "").replace(
+        "self.area = width * height\n", "self.area = width * height\n        <cursor>\n"))
+    assert accepts(byte_cache, init, "self.anything = size = 1")
+    assert not accepts(byte_cache, init, "size = self.anything = 1")
     assert accepts(byte_cache, hole, "size = self.width = 1")  # an existing member is a reference-shaped target
     assert accepts(byte_cache, hole, "a = b = self.width")

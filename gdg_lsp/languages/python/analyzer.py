@@ -45,6 +45,7 @@ from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
 from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names, unread_reason
 from gdg_lsp.languages.suggest import closest
+from gdg_lsp.settings import DEFINING_ATTR_METHODS
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
@@ -215,26 +216,48 @@ def _shape(node: Any) -> python_classes.ClassShape:
 
 
 def _attribute_targets(root: Any) -> list[str]:
-    """``a.b`` assigned to at the top of a statement (``self.size = 1``, ``self.a, self.b = ...``)."""
+    """``a.b`` assigned to at the top of a statement (``self.size = 1``, ``self.a, self.b = ...``,
+    ``for self.i in ...:``, ``with ... as self.f:``)."""
     found = []
-    for stmt in root.named_children:
-        node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
-        while node is not None and node.type in ("assignment", "augmented_assignment"):
-            stack = [node.child_by_field_name("left")]
-            while stack:
-                target = stack.pop()
-                if target is None:
-                    continue
-                if target.type == "attribute":
-                    obj = target.child_by_field_name("object")
-                    attr = target.child_by_field_name("attribute")
-                    if obj is not None and obj.type == "identifier" and attr is not None:
-                        found.append(f"{obj.text.decode()}.{attr.text.decode()}")
-                elif target.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list"):
-                    stack.extend(target.named_children)
-            right = node.child_by_field_name("right")
-            node = right if right is not None and right.type == "assignment" else None
+    stack = [target for stmt in root.named_children for target in _statement_targets(stmt)]
+    while stack:
+        target = stack.pop()
+        if target.type == "attribute":
+            obj = target.child_by_field_name("object")
+            attr = target.child_by_field_name("attribute")
+            if obj is not None and obj.type == "identifier" and attr is not None:
+                found.append(f"{obj.text.decode()}.{attr.text.decode()}")
+        elif target.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
+                             "parenthesized_expression"):
+            stack.extend(target.named_children)
     return found
+
+
+def _statement_targets(stmt: Any) -> list[Any]:
+    """The target nodes one statement assigns: every left side of an assignment chain, a
+    ``for``'s target, a ``with``'s ``as`` targets."""
+    if stmt.type == "for_statement":
+        return [t for t in (stmt.child_by_field_name("left"),) if t is not None]
+    if stmt.type == "with_statement":
+        clause = next((c for c in stmt.named_children if c.type == "with_clause"), None)
+        return [target for item in (clause.named_children if clause is not None else ())
+                for pattern in item.named_children if pattern.type == "as_pattern"
+                for alias in pattern.named_children if alias.type == "as_pattern_target"
+                for target in alias.named_children]
+    node = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else stmt
+    targets = []
+    while node is not None and node.type in ("assignment", "augmented_assignment"):
+        if (left := node.child_by_field_name("left")) is not None:
+            targets.append(left)
+        right = node.child_by_field_name("right")
+        node = right if right is not None and right.type == "assignment" else None
+    return targets
+
+
+def defining_methods(workspace: WorkspaceContext) -> frozenset[str]:
+    """The methods in which ``self.new = ...`` declares an attribute (``gdg.python.definingAttrMethods``)."""
+    python = getattr(getattr(workspace, "settings", None), "python", None)
+    return frozenset(getattr(python, "defining_attr_methods", DEFINING_ATTR_METHODS))
 
 
 @functools.lru_cache(maxsize=256)
@@ -516,7 +539,8 @@ class PythonAnalyzer(Analyzer):
             return gamma, None
         reader = self.surface_reader(workspace)
         pos = analysis.byte(offset)
-        key = (pos, uri, reader)  # the reader itself (an id could be reused by a later one)
+        defining = defining_methods(workspace)
+        key = (pos, uri, reader, defining)  # the reader itself (an id could be reused by a later one)
         found = analysis.member_gammas.get(key)
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
@@ -525,7 +549,7 @@ class PythonAnalyzer(Analyzer):
             # surfaces at every hole: what the layer learns of them is kept with the view
             view = analysis.view
             memo = view.member_memo.setdefault(reader, {}) if view is not None else None
-            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos), memo,
+            extended, report = layer.extend(gamma, self._enclosing_method(analysis, pos, defining), memo,
                                             view.holds if view is not None else None)
             report.described = tuple(report.lines())
             found = extended, report
@@ -552,9 +576,10 @@ class PythonAnalyzer(Analyzer):
         return _shape(node) if node is not None else None
 
     @staticmethod
-    def _enclosing_method(analysis: _Analysis, pos: int) -> tuple[str, str, python_classes.ClassShape] | None:
-        """(first parameter, "instance"/"class", the class's shape) of the method around
-        ``pos`` (functions nested in it included): what ``self.``/``cls.`` may be followed by."""
+    def _enclosing_method(analysis: _Analysis, pos: int, defining: frozenset[str] = frozenset()
+                          ) -> python_members.Enclosing | None:
+        """The method around ``pos`` (functions nested in it included): what ``self.``/``cls.``
+        may be followed by, and whether it is one of the ``defining`` methods."""
         node = analysis.tree.root_node.descendant_for_byte_range(pos, pos)
         while node is not None:
             if node.type == "function_definition":
@@ -566,9 +591,10 @@ class PythonAnalyzer(Analyzer):
                     params = signatures.tree_parameters(node.child_by_field_name("parameters"))
                     if "staticmethod" in decorators or not params or params[0][1] not in ("positional", "posonly"):
                         return None
-                    role = "class" if "classmethod" in decorators or node.child_by_field_name("name").text in (
-                        b"__new__", b"__init_subclass__", b"__class_getitem__") else "instance"
-                    return params[0][0], role, _shape(cls)
+                    method = signatures.text(node.child_by_field_name("name"))
+                    role = "class" if "classmethod" in decorators or method in (
+                        "__new__", "__init_subclass__", "__class_getitem__") else "instance"
+                    return python_members.Enclosing(params[0][0], role, _shape(cls), method, method in defining)
             node = node.parent
         return None
 

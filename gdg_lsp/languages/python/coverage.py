@@ -11,8 +11,17 @@ keyword names. Each reference position is one of:
   (the names there are used before the ``for`` that binds them); they are checked here
   once the statement is complete, and a statement failing the check is dropped;
 - *open*: an attribute after a value whose members Γ does not know (``f(x).strip``,
-  a module read as open), a keyword in a call of a callee whose signature is unknown.
-  Nothing is checked there; the suggestion says so and is not labelled guaranteed.
+  a module read as open), a keyword in a call of a callee whose signature is unknown,
+  an attribute assigned to such a value (``obj.new = 1``: whether ``obj`` has it, or may
+  be given it, nobody knows). Nothing is checked there; the suggestion says so and is not
+  labelled guaranteed.
+
+An attribute assigned to (``self.x = ...``, ``for self.x in``, ``with ... as self.x``) is a
+member of Γ (slotted: an existing attribute written again), or a *declaration* where the
+receiver may take a new one (``self`` in a defining method, attr ``declares``): said in
+``declared``, and like ``x = ...`` no open reference. After any other receiver whose members
+Γ knows a new attribute is a ghost: writing ``math.mean = ...`` or ``self.new = ...`` in an
+ordinary method invents exactly the name the grammar refuses there.
 
 ``ghosts`` lists references that name nothing Γ knows at a position that should have
 been slotted or checked (a keyword another callee has, a member inside a
@@ -78,13 +87,16 @@ def _bound_inside(node: Any) -> set[str]:
 
 
 def _is_target(node: Any) -> bool:
-    """An attribute assigned to (``self.x = ...``, ``for self.i in``): a declaration."""
+    """An attribute assigned to (``self.x = ...``, ``for self.i in``, ``with ... as self.f``),
+    not read first (an augmented assignment and ``del`` read it)."""
     child, parent = node, node.parent
     while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple",
                                                    "list", "expression_list", "parenthesized_expression"):
         child, parent = parent, parent.parent
     if parent is None:
         return False
+    if parent.type == "as_pattern_target":
+        return True
     if parent.type in ("assignment", "for_statement", "for_in_clause") and parent.child_by_field_name("left") is not None:
         return parent.child_by_field_name("left").id == child.id
     return False
@@ -119,8 +131,6 @@ def _count_name(out: Coverage, scoped: bool) -> None:
 
 
 def _attribute(node: Any, gamma: Gamma, shadowed: frozenset[str], scoped: bool, out: Coverage) -> None:
-    if _is_target(node):
-        return  # `self.x = ...` declares; it references nothing
     obj = node.child_by_field_name("object")
     attr = _text(node.child_by_field_name("attribute"))
     receiver = _dotted(obj)
@@ -129,8 +139,18 @@ def _attribute(node: Any, gamma: Gamma, shadowed: frozenset[str], scoped: bool, 
         _count_name(out, scoped)
         return
     owner = gamma.lookup(receiver) if known else None
-    if owner is None or "members" not in owner.attrs:
-        out.open.append(f"attribute {attr} after {(receiver or _text(obj))[:40]}")
+    shown = (receiver or _text(obj))[:40]
+    if _is_target(node):
+        if owner is not None and "members" in owner.attrs:
+            if "declares" in owner.attrs:
+                out.declared.append(f"new attribute {receiver}.{attr} ({owner.attrs['declares']})")
+            else:
+                out.ghosts.append(f"{receiver}.{attr}")
+        else:
+            why = owner.attrs.get("open_members") if owner is not None else None
+            out.open.append(f"new attribute {attr} of {shown}" + (f" ({why})" if why else ""))
+    elif owner is None or "members" not in owner.attrs:
+        out.open.append(f"attribute {attr} after {shown}")
     else:
         out.ghosts.append(f"{receiver}.{attr}")
 

@@ -10,6 +10,9 @@ For every visible name the layer decides what it statically is:
   static MRO (``classes.py``), and the constructor's keywords;
 - an instance of such a class: a local bound by ``x = Box(...)``, a parameter or
   variable annotated ``Box``, and ``self``/``cls`` in a method (``enclosing``);
+  ``self``/``cls`` in one of the class's defining methods (pylint's
+  ``defining-attr-methods``: ``__init__``...) also get the attr ``declares``: only there
+  may an assignment write an attribute the class does not have yet;
 - a callee with a known signature: a function of the document (its ``keywords`` attr,
   set where it is declared), an imported function, a builtin (``print``, ``sorted``).
 
@@ -52,6 +55,21 @@ VALUE_SORTS = frozenset({"Variable", "Function", "Class", "Module", "Parameter",
 
 
 @dataclass(frozen=True)
+class Enclosing:
+    """The method around a hole, for ``self.``/``cls.``."""
+
+    parameter: str
+    """Its first parameter (``self``, ``cls``)."""
+    role: str
+    """"instance" or "class" (a classmethod, ``__new__``)."""
+    shape: classes.ClassShape
+    """Its class's shape."""
+    method: str
+    defining: bool
+    """The method is one of the defining methods (``gdg.python.definingAttrMethods``)."""
+
+
+@dataclass(frozen=True)
 class ClassRef:
     shape: classes.ClassShape
     home: str | None
@@ -69,6 +87,12 @@ class Found:
     """The receiver's own call keywords (a class's constructor, a callee); False: none set here."""
     module: str | None = None
     """The module a module surface is (its own submodules get members of their own)."""
+    declares: str | None = None
+    """Where a new attribute may be written after this receiver (``self`` in a defining
+    method: "in __init__, a defining method"); None: only its members are targets."""
+
+    def copy(self) -> Found:
+        return Found(self.label, self.members, self.why, self.keywords, self.module, self.declares)
 
 
 @dataclass
@@ -288,10 +312,12 @@ class MemberLayer:
             cached = _BUILTIN_KEYWORDS.put(id(surface), (surface, table))
         return cached[1]
 
-    def _surface_of(self, name: str, binding: Binding, enclosing) -> Found | None:
-        if enclosing is not None and name == enclosing[0] and binding.sort == "Parameter":
-            surface = self.class_surface(ClassRef(enclosing[2], None), instance=enclosing[1] == "instance")
+    def _surface_of(self, name: str, binding: Binding, enclosing: Enclosing | None) -> Found | None:
+        if enclosing is not None and name == enclosing.parameter and binding.sort == "Parameter":
+            surface = self.class_surface(ClassRef(enclosing.shape, None), instance=enclosing.role == "instance")
             surface.keywords = False
+            if enclosing.defining and surface.members is not None:
+                surface.declares = f"in {enclosing.method}, a defining method"
             return surface
         if binding.sort == "Builtin":
             keywords = self._builtin_keywords().get(name)
@@ -315,11 +341,11 @@ class MemberLayer:
 
     # -- extending Γ -----------------------------------------------------------------------------
 
-    def extend(self, gamma: Gamma, enclosing: tuple[str, str, classes.ClassShape] | None = None,
+    def extend(self, gamma: Gamma, enclosing: Enclosing | None = None,
                memo: dict | None = None, stable: Callable[[str, Binding], bool] | None = None
                ) -> tuple[Gamma, Report]:
         """Γ with receivers tagged and their members added (a new Γ; ``gamma`` is unchanged).
-        ``enclosing``: (the method's first parameter, "instance" or "class", its class's shape).
+        ``enclosing``: the method around the hole, if any.
         ``memo``: surfaces of names for which ``stable(name, binding)`` holds (module names
         as every function sees them), kept by the caller between holes."""
         self._gamma = gamma
@@ -341,7 +367,7 @@ class MemberLayer:
                 if kept:
                     memo[name] = (generation, binding, surface)
             if surface is not None:  # a copy: the budget below may leave a surface out of this Γ only
-                found[name] = Found(surface.label, surface.members, surface.why, surface.keywords, surface.module)
+                found[name] = surface.copy()
         members = self._member_bindings(found, report)
         return self._retagged(gamma, found, members, report), report
 
@@ -364,7 +390,8 @@ class MemberLayer:
                 continue
             per_receiver[name] = _MEMBER_BINDINGS.get_or_make(
                 (name, surface.label), lambda name=name, surface=surface: _with_keywords(self._bindings_for(name, surface, 0)))
-            report.receivers[name] = f"{surface.label.split(' #')[0]}: {len(surface.members)} members ({surface.why})"
+            report.receivers[name] = f"{surface.label.split(' #')[0]}: {len(surface.members)} members ({surface.why})" + (
+                f"; new attributes may be declared ({surface.declares})" if surface.declares else "")
         total = sum(len(v) for v in per_receiver.values())
         while total > self.max_members and per_receiver:
             largest = max(per_receiver, key=lambda r: (len(per_receiver[r]), r))
@@ -402,7 +429,8 @@ class MemberLayer:
             surface = found.get(binding.name)
             if surface is None:
                 return None
-            key = (id(binding), surface.label if surface.members is not None else None, surface.keywords)
+            key = (id(binding), surface.label if surface.members is not None else None, surface.keywords,
+                   surface.declares, None if surface.members is not None else surface.why)
             kept = _RETAGGED.get(key)
             if kept is not None and kept[0] is binding:
                 return kept[1]
@@ -414,6 +442,10 @@ class MemberLayer:
             attrs = dict(binding.attrs)
             if surface.members is not None:
                 attrs["members"] = surface.label
+                if surface.declares:
+                    attrs["declares"] = surface.declares
+            elif surface.label and surface.why:
+                attrs["open_members"] = surface.why  # why it is open, said where a suggestion assigns to it
             if surface.keywords is None:
                 attrs.pop("keywords", None)
             elif surface.keywords is not False:
@@ -466,13 +498,14 @@ def member_bindings(receiver: str, members: Mapping[str, Member]) -> list[Bindin
 
 def declare(gamma: Gamma, binding: Binding) -> list[Binding]:
     """What declaring ``binding`` (a statement of a suggestion) adds to Γ: ``self.new =
-    ...`` gives the receiver ``self`` the member ``self.new``; ``x = Box()`` makes ``x``
+    ...`` in a defining method gives the receiver ``self`` the member ``self.new`` (no other
+    receiver Γ knows takes a new one); ``x = Box()`` makes ``x``
     an instance of ``Box`` when Γ knows ``Box``'s surface (the receiver's binding comes
     first, in place of ``binding``). Empty when the declaration adds nothing."""
     receiver, dot, _ = binding.name.rpartition(".")
     if dot:
         owner = gamma.lookup(receiver)
-        if owner is not None and "members" in owner.attrs and binding.name not in gamma:
+        if owner is not None and "members" in owner.attrs and "declares" in owner.attrs and binding.name not in gamma:
             return [Binding(binding.name, "Member", {"receiver": receiver, "kind": "variable"})]
         return []
     callee = binding.attrs.get("call")
