@@ -13,7 +13,14 @@ folder (``workspace_folders``).
 
 ``read`` also bounds what one file may cost: it refuses anything that is not
 a regular file (a FIFO would block the reader forever, a device never ends)
-and anything larger than the caller's limit, without reading it.
+and anything larger than the caller's limit, without reading it. ``read_text``
+is the same read decoded (undecodable bytes replaced); ``head`` reads the
+first bytes of a file of any size (a sample of a large JSON input, a SQLite
+file's header).
+
+This is the one reader of workspace files: ``tests/security/test_one_reader.py``
+fails on a file read anywhere else in ``gdg_lsp`` that its allow-list does not
+name with a reason.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 
 def real(path: str | os.PathLike[str]) -> Path:
@@ -54,26 +62,45 @@ def _size_text(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count:,} bytes"
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int, shown: str | None = None) -> bytes:
-    """The bytes of the regular file ``path`` if it holds at most ``limit`` bytes.
-
-    Opened without following a final symlink and without blocking (a FIFO put in
-    place after a check is refused, not waited on); the size is checked on the open
-    file and the read stops at ``limit + 1`` bytes, so a file growing meanwhile cannot
-    make it read more."""
-    shown = shown or os.fspath(path)
+def _open_regular(path: str | os.PathLike[str], shown: str) -> tuple[BinaryIO, os.stat_result]:
+    """The open file ``path`` and its status, when it is a regular file: opened without
+    following a final symlink and without blocking (a FIFO put in place after a check is
+    refused, not waited on), judged on the open file."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(os.fspath(path), flags)
     except OSError as err:
         raise Refused(f"cannot read {shown}: {err.strerror or err}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if (why := _unfit(os.fstat(fd), limit, shown)) is not None:
+    handle = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode):
+        return handle, info
+    handle.close()
+    raise Refused(f"{shown} is not a regular file (not read)")
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int, shown: str | None = None) -> bytes:
+    """The bytes of the regular file ``path`` if it holds at most ``limit`` bytes.
+
+    The size is checked on the open file and the read stops at ``limit + 1`` bytes, so a
+    file growing meanwhile cannot make it read more."""
+    shown = shown or os.fspath(path)
+    handle, info = _open_regular(path, shown)
+    with handle:
+        if (why := _unfit(info, limit, shown)) is not None:
             raise why
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise TooLarge(f"{shown} is over the limit of {_size_text(limit)} (not read)")
     return data
+
+
+def read_head(path: str | os.PathLike[str], limit: int, shown: str | None = None) -> tuple[bytes, int]:
+    """The first ``limit`` bytes of the regular file ``path`` (all of it when it is
+    shorter), and its size: a sample of a file of any size, opened as ``read_bounded`` does."""
+    handle, info = _open_regular(path, shown or os.fspath(path))
+    with handle:
+        return handle.read(limit), info.st_size
 
 
 def _unfit(info: os.stat_result, limit: int, shown: str) -> Refused | None:
@@ -123,7 +150,20 @@ class Boundary:
         """The file's bytes when it is allowed, a regular file and at most ``limit`` bytes;
         ``Refused`` (``TooLarge``) otherwise. The real path is judged and then opened, so a
         link is read only where it leads inside the boundary."""
+        return read_bounded(self._judged(path), limit, shown=os.fspath(path))
+
+    def read_text(self, path: str | os.PathLike[str], limit: int) -> str:
+        """``read`` decoded as UTF-8, undecodable bytes replaced (a source file, a schema)."""
+        return self.read(path, limit).decode("utf-8", errors="replace")
+
+    def head(self, path: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
+        """The first ``limit`` bytes of the allowed regular file ``path`` and its size
+        (``read_head``); ``Refused`` otherwise."""
+        return read_head(self._judged(path), limit, shown=os.fspath(path))
+
+    def _judged(self, path: str | os.PathLike[str]) -> Path:
+        """The real path of ``path`` when it lies inside the boundary; ``Refused`` otherwise."""
         target = real(path)
         if not self._inside(target):
             raise Refused(self.why_not(path))
-        return read_bounded(target, limit, shown=os.fspath(path))
+        return target

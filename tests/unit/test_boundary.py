@@ -65,3 +65,27 @@ def test_a_document_outside_the_workspace_brings_its_own_folder(tmp_path):
     assert workspace_folders(tmp_path / "elsewhere" / "x.p4", [workspace]) == [workspace, tmp_path / "elsewhere"]
     assert workspace_folders(None, [workspace]) == [workspace]
     assert workspace_folders(tmp_path / "x.py", []) == [tmp_path]
+
+
+def test_text_and_head_are_read_like_the_bytes(tmp_path):
+    import pytest
+
+    from gdg_lsp.boundary import Refused, TooLarge
+
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (workspace / "a.sql").write_bytes(b"caf\xc3\xa9 \xff" + b"x" * 100)
+    (outside / "secret.json").write_text('{"token": 1}')
+    os.symlink(outside / "secret.json", workspace / "link.json")
+    os.mkfifo(workspace / "fifo.json")
+    boundary = Boundary.of([workspace])
+    assert boundary.read_text(workspace / "a.sql", 200).startswith("café \ufffd")  # undecodable: replaced
+    with pytest.raises(TooLarge):
+        boundary.read_text(workspace / "a.sql", 50)
+    assert boundary.head(workspace / "a.sql", 4) == (b"caf\xc3", 107)  # any size: the first bytes
+    assert boundary.head(workspace / "a.sql", 1000) == ((workspace / "a.sql").read_bytes(), 107)
+    for path in (workspace / "link.json", workspace / "fifo.json", workspace / "missing.json"):
+        for read in (lambda p: boundary.read_text(p, 100), lambda p: boundary.head(p, 100)):
+            with pytest.raises(Refused):
+                read(path)
