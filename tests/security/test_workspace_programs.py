@@ -27,7 +27,7 @@ from gdg_lsp.settings import user_only_keys
 from tests.editors.test_neovim import PLUGIN, _env, _nvim
 
 RECORDER = r'''
-import json, sys
+import json, os, sys
 out = sys.argv[1]
 seen = []
 def read():
@@ -46,8 +46,9 @@ def send(message):
     sys.stdout.buffer.flush()
 while (message := read()) is not None:
     seen.append(message)
-    with open(out, "w") as handle:
+    with open(out + ".part", "w") as handle:  # whole or not at all: the test may read it meanwhile
         json.dump(seen, handle)
+    os.replace(out + ".part", out)
     if message.get("method") == "initialize":
         send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}})
     elif message.get("method") == "initialized":
