@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,10 +23,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_files(token: str | None = TOKEN, settings: dict[str, Any] | None = NO_MODEL) -> list[str]:
+def server_files(folder: Path, token: str | None = TOKEN, settings: dict[str, Any] | None = NO_MODEL) -> list[str]:
     """The flags of a test server: its token in a file of its own (mode 0600) and its own
-    settings (``--tcp-settings``: the model no client can choose); None leaves one out."""
-    folder = Path(tempfile.mkdtemp(prefix="gdg-tcp-test-"))
+    settings (``--tcp-settings``: the model no client can choose), in ``folder``; None leaves one out."""
     flags = []
     if token is not None:
         token_file = folder / "token"
@@ -43,10 +43,12 @@ def start_server(*args: str, port: int | None = None, host: str = "127.0.0.1", t
                  ) -> tuple[subprocess.Popen, int]:
     """``gdg-lsp --tcp`` with ``args``, and with ``server_files(token, settings)``."""
     port = port or free_port()
+    folder = Path(tempfile.mkdtemp(prefix="gdg-tcp-test-"))
     proc = subprocess.Popen([sys.executable, "-m", "gdg_lsp", "--tcp", f"{host}:{port}", *args,
-                             *server_files(token, settings)],
+                             *server_files(folder, token, settings)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
+    proc.gdg_files = folder  # type: ignore[attr-defined]  (removed by stop)
     return proc, port
 
 
@@ -124,4 +126,5 @@ def stop(proc: subprocess.Popen) -> str:
     """Stop the server; its stderr."""
     proc.kill()
     _, err = proc.communicate(timeout=30)
+    shutil.rmtree(getattr(proc, "gdg_files", ""), ignore_errors=True)
     return err or ""
