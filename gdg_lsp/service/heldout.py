@@ -16,8 +16,8 @@ not walked). From them come
 - the *other lines*: lines without a trigger, each written after the first trigger, as
   text the model would be let write there.
 
-Each gets the Γ a hole there would have: the names the taught language's own ``declare``
-rules find, visible at that place. At most ``MAX_REGIONS`` and ``MAX_LINES`` are kept
+Each gets a Γ a hole there could have, from the taught language's own ``declare`` rules: a
+region the names visible at its place, another line its file's top-level names. At most ``MAX_REGIONS`` and ``MAX_LINES`` are kept
 (spread evenly over the files).
 """
 
@@ -32,11 +32,12 @@ from pathlib import Path
 from gdg_lsp import boundary
 from gdg_lsp.documents import Document
 from gdg_lsp.fragments.gate import Positive
+from gdg_lsp.gamma import Gamma
 from gdg_lsp.languages import registry
 from gdg_lsp.languages.generic.analyzer import GenericAnalyzer
 from gdg_lsp.languages.generic.definition import Definition
 
-MAX_FILES = 40
+MAX_FILES = 24
 MAX_FILE_BYTES = 256 * 1024
 MAX_WALKED = 5000
 MAX_REGIONS = 60
@@ -110,13 +111,23 @@ def probes(heldout: Heldout, definition: Definition,
                 lines.append((name, offset + len(line) - len(line.lstrip()), triggers[0] + code.strip()))
             offset += len(line) + 1
 
-    def positives(found: list[tuple[str, int, str]], most: int) -> list[Positive]:
-        step = max(1, len(found) // most)
-        return [Positive(probe, analyzer.declared_gamma(snapshots[name], at), where=f"{name}:"
-                         f"{snapshots[name].text.count(chr(10), 0, at) + 1}")
-                for name, at, probe in found[::step][:most]]
+    top_level: dict[str, Gamma] = {}
 
-    return positives(regions, MAX_REGIONS), positives(lines, MAX_LINES)
+    def positives(found: list[tuple[str, int, str]], most: int, where_it_is: bool) -> list[Positive]:
+        step = max(1, len(found) // most)
+        out = []
+        for name, at, probe in found[::step][:most]:
+            snapshot = snapshots[name]
+            if where_it_is:
+                gamma = analyzer.declared_gamma(snapshot, at)
+            elif (gamma := top_level.get(name)) is None:
+                gamma = top_level[name] = analyzer.declared_gamma(snapshot, len(snapshot.text))
+            out.append(Positive(probe, gamma, where=f"{name}:{snapshot.text.count(chr(10), 0, at) + 1}"))
+        return out
+
+    # a region is judged with the Γ at its place (it must fit there); another line with its file's
+    # top-level Γ: one grammar per file to compile, not one per line
+    return positives(regions, MAX_REGIONS, True), positives(lines, MAX_LINES, False)
 
 
 def _region(text: str, trigger: str) -> str | None:
