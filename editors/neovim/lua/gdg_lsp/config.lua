@@ -27,6 +27,11 @@ M.defaults = {
   -- inline, workAhead, workAheadDebounceMs, sql = { connections = {...} }, p4 = { includePaths = {...} },
   -- tilelang = { version = "..." }, shell = { tools = {...} },
   -- jq = { inputs = { { filter = "*.jq", input = "data.json" } } }. Unset keys keep the server's defaults.
+  -- fragments = { paths = {...}, trustedFolders = { "~/src/kernels" },
+  --   claims = { { language = "triton", claims = "python", contains = { "import triton" } } } }:
+  -- a workspace's .gdg/fragments/ files load only for trusted folders, or when you answer
+  -- "Load" to the server's question (remembered per folder); only these options of your own
+  -- setup{} grant that, never a file of the project.
   settings = {},
   inline = {
     enabled = true,
