@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gdg_lsp.boundary import Boundary
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution, StopReason
 from gdg_lsp.languages import analyzer
@@ -61,9 +62,9 @@ def test_a_statement_that_writes_is_only_prepared_never_run(concert):
     rows = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT count(*) FROM singer").fetchone()[0]
     before = _digest(concert)
     # the text after the cursor makes the statement a DELETE: judged, not executed
-    assert sql_sqlite.prepares(db, "DELETE FROM singer") is True
-    assert sql_sqlite.prepares(db, "DROP TABLE singer") is True
-    assert sql_sqlite.prepares(db, "SELECT 1; DELETE FROM singer") is None  # not one statement
+    assert sql_sqlite.prepares(db, Boundary.of([concert]), "DELETE FROM singer") is True
+    assert sql_sqlite.prepares(db, Boundary.of([concert]), "DROP TABLE singer") is True
+    assert sql_sqlite.prepares(db, Boundary.of([concert]), "SELECT 1; DELETE FROM singer") is None  # not one statement
     assert sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT count(*) FROM singer").fetchone()[0] == rows
     assert _digest(concert) == before
 

@@ -8,6 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.catalog import SchemaCatalog
 from gdg_lsp.languages.sql.ddl import read_ddl, resolve
@@ -62,7 +63,7 @@ def test_sqlite_is_read_only_and_keeps_the_ddl_spelling(corpus, tmp_path):
     db = tmp_path / "concert.sqlite"
     db.write_bytes((corpus / "db" / "concert_singer.sqlite").read_bytes())
     before, mtime = _digest(db), db.stat().st_mtime_ns
-    schema = sql_sqlite.read(db)
+    schema = sql_sqlite.read(db, Boundary.of([tmp_path]))
     assert not schema.warnings
     tables = _by_name(schema.tables)
     assert "`singer`" in tables and [c.name for c in tables["`singer`"].columns][:2] == ["`Singer_ID`", "`Name`"]
@@ -88,7 +89,7 @@ def test_sqlite_views_hostile_names_and_pragma_fallback(tmp_path):
         CREATE VIEW "v w" AS SELECT plain, [br acket] FROM "we""ird";
     ''')
     connection.close()
-    tables = _by_name(sql_sqlite.read(db).tables)
+    tables = _by_name(sql_sqlite.read(db, Boundary.of([tmp_path])).tables)
     assert [c.name for c in tables['"we""ird"'].columns] == ["[br acket]", "`tick`", "plain"]
     assert tables['"v w"'].kind == "view" and [c.name for c in tables['"v w"'].columns] == ["plain", "[br acket]"]
 
@@ -201,7 +202,7 @@ def test_a_database_locked_by_a_writer_is_read_at_once_as_last_committed(tmp_pat
     try:
         writer.execute("BEGIN EXCLUSIVE")
         writer.execute("CREATE TABLE uncommitted (x INTEGER)")
-        schema = sql_sqlite.read(db)  # a locking reader would fail with "database is locked"
+        schema = sql_sqlite.read(db, Boundary.of([tmp_path]))  # a locking reader would fail with "database is locked"
         assert not schema.warnings and [t.name for t in schema.tables] == ["orders"]
         files = sorted(p.name for p in tmp_path.iterdir())
     finally:

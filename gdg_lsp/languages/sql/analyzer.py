@@ -433,7 +433,8 @@ class SqlAnalyzer(Analyzer):
         earlier = [s for s in doc.statements if s[1] <= s_start]
         if earlier and read_ddl(edited, snapshot.uri, earlier):
             return None
-        return sql_sqlite.prepares(source.sqlite[0], edited[s_start:s_end])
+        boundary = catalog_for(workspace.roots, workspace.settings).boundary
+        return sql_sqlite.prepares(source.sqlite[0], boundary, edited[s_start:s_end])
 
     def _hole(self, snapshot: Snapshot, region_start: int, offset: int, replace_end: int, typed: str, indent: str,
               sort: str, gamma: Gamma, context: dict[str, Any]) -> Hole:
@@ -596,7 +597,8 @@ class SqlAnalyzer(Analyzer):
         local = getattr(workspace.settings, "backend", "local") == "local"
         for database in resolution.source.sqlite[:1] if local else ():
             # a table the database lacks (defined by a DDL file only) is skipped by sample_rows
-            rows = sql_sqlite.sample_rows(database, [t.name for t in ordered[:12] if t.kind == "table"])
+            boundary = catalog_for(workspace.roots, workspace.settings).boundary
+            rows = sql_sqlite.sample_rows(database, boundary, [t.name for t in ordered[:12] if t.kind == "table"])
         return sql_prompt.schema_prompt(ordered, budget, resolution.dialect,
                                         str(hole.context.get("prompt_question", "")), rows)
 

@@ -13,7 +13,10 @@ its last known schema and adds a warning.
 
 Only files inside the boundary are read (``gdg_lsp.boundary``: the workspace
 folders and the folders the user's settings name): a symlinked ``.sql`` or
-SQLite file leading outside is refused with a warning, never opened.
+SQLite file leading outside is refused with a warning, never opened. Each file
+is read through the boundary's reader (``ddl_files.read``, ``sqlite.read``): a
+FIFO or a device under a schema file's name is refused with a warning, never
+waited on, so the catalog's lock is never held by a read that does not end.
 
 ``load(ddl, sqlite, postgres)`` is one data source's schema: its DDL files
 replayed in the order given (``ddl.resolve``), over its SQLite and PostgreSQL
@@ -282,10 +285,10 @@ class SchemaCatalog:
         if entry is not None and entry.stamp == stamp:
             return
         if suffix in sql_ddl_files.SUFFIXES:
-            ddl, warnings = sql_ddl_files.read(path)
+            ddl, warnings = sql_ddl_files.read(path, self.boundary)
             self._files[path] = _FileEntry(stamp, ddl, [], warnings, walked)
         elif suffix in sql_sqlite.SUFFIXES:
-            schema = sql_sqlite.read(path)
+            schema = sql_sqlite.read(path, self.boundary)
             self._files[path] = _FileEntry(stamp, None, schema.tables, schema.warnings, walked)
         else:
             return

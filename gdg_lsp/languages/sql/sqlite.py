@@ -11,14 +11,23 @@ checkpoint SQLite makes when its writer closes brings them in. Table and view de
 ``sqlite_master``: the DDL SQLite keeps there is the text the user wrote, so
 names keep their quotes; where that text cannot be read, ``PRAGMA table_info``
 gives the columns and they are quoted as needed.
+
+SQLite opens the file by its path itself, and its open of a FIFO blocks until a writer
+comes. So each connection (the schema, the prompt's example rows, a prepare check) is
+preceded by a judgment of the file right before it: its real path inside the boundary, a
+regular file, starting with SQLite's header, read through ``Boundary.head`` (which never
+blocks); SQLite then opens that real path. What is left is the instant between the two, which
+only someone writing into the workspace while the server runs can use.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from gdg_lsp.boundary import Boundary, Refused, real
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.sql.ddl import read_ddl, resolve
 from gdg_lsp.languages.sql.lexer import ident_key, spell
@@ -33,53 +42,51 @@ def read_only_uri(path: Path) -> str:
 
 
 def stamp(path: Path) -> tuple[int, int, int, int]:
-    """What changes when the database does: the file's and its ``-wal`` file's mtime and size."""
+    """What changes when the database does: the file's and its ``-wal`` file's mtime and size.
+    The ``-wal`` file is only stamped, never read (``immutable``): a link there is not followed."""
     stat = path.stat()
     try:
-        wal = Path(f"{path}-wal").stat()
+        wal = os.lstat(f"{path}-wal")
         return stat.st_mtime_ns, stat.st_size, wal.st_mtime_ns, wal.st_size
     except OSError:
         return stat.st_mtime_ns, stat.st_size, 0, 0
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=1.0)
+def _open(path: Path, boundary: Boundary) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at ``path``, judged right before SQLite opens
+    it. Raises ``Refused`` (outside the boundary, not a regular file, not a SQLite file) or
+    ``sqlite3.Error``."""
+    header, _ = boundary.head(path, len(SQLITE_MAGIC))
+    if header != SQLITE_MAGIC:
+        raise Refused(f"{path}: not a SQLite database (skipped)")
+    connection = sqlite3.connect(read_only_uri(real(path)), uri=True, timeout=1.0)
     connection.execute("PRAGMA query_only = ON")
     return connection
 
 
-def _open_until(path: Path, seconds: float) -> tuple[sqlite3.Connection, float] | None:
+def _open_until(path: Path, boundary: Boundary, seconds: float) -> tuple[sqlite3.Connection, float] | None:
     """A read-only connection that interrupts whatever runs past ``seconds`` from now, and
     that deadline; None when the file cannot be opened."""
     import time
 
     try:
-        connection = _open(path)
-    except sqlite3.Error:
+        connection = _open(path, boundary)
+    except (Refused, sqlite3.Error):
         return None
     deadline = time.monotonic() + seconds
     connection.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
     return connection, deadline
 
 
-def looks_like_sqlite(path: Path) -> bool:
-    """A ``.db`` file may be anything; only SQLite files are opened."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def read(path: Path) -> Schema:
+def read(path: Path, boundary: Boundary) -> Schema:
     """The tables and views of the SQLite database at ``path`` (never raises)."""
     schema = Schema()
     source = f"sqlite:{path}"
-    if not looks_like_sqlite(path):
-        schema.warnings.append(f"{path}: not a SQLite database (skipped)")
-        return schema
     try:
-        connection = _open(path)
+        connection = _open(path, boundary)
+    except Refused as err:
+        schema.warnings.append(str(err))
+        return schema
     except sqlite3.Error as err:
         schema.warnings.append(f"{path}: cannot open read-only: {err}")
         return schema
@@ -125,13 +132,14 @@ SAMPLE_SECONDS = 0.05
 """Example rows are only shown when they are cheap: a few, short, read within this time."""
 
 
-def sample_rows(path: Path, tables: list[str], rows: int = SAMPLE_ROWS) -> dict[str, list[tuple]]:
+def sample_rows(path: Path, boundary: Boundary, tables: list[str],
+                rows: int = SAMPLE_ROWS) -> dict[str, list[tuple]]:
     """Up to ``rows`` rows of each table (by spelling, quotes included), values cut short;
     a table that cannot be read quickly is left out. Never raises."""
     import time
 
     found: dict[str, list[tuple]] = {}
-    opened = _open_until(path, SAMPLE_SECONDS)
+    opened = _open_until(path, boundary, SAMPLE_SECONDS)
     if opened is None:
         return found
     connection, deadline = opened
@@ -164,7 +172,7 @@ _PREPARED: BoundedCache[tuple[str, tuple[int, int, int, int], str], bool | None]
     BoundedCache("sql prepare checks", 1024)
 
 
-def prepares(path: Path, statement: str) -> bool | None:
+def prepares(path: Path, boundary: Boundary, statement: str) -> bool | None:
     """Whether ``statement`` (one statement) compiles against the database at ``path``: SQLite
     prepares ``EXPLAIN <statement>``, which builds the statement's program and lists it
     without running it, over a read-only, immutable connection with ``query_only`` on, so
@@ -174,10 +182,15 @@ def prepares(path: Path, statement: str) -> bool | None:
     text = statement.strip().rstrip(";").strip()
     if not text or ";" in text and not sqlite3.complete_statement(text + ";"):
         return None
-    key = (str(path), stamp(path), text)
+    if not boundary.allows(path):
+        return None
+    try:
+        key = (str(path), stamp(path), text)
+    except OSError:
+        return None
     if key in _PREPARED:
         return _PREPARED.get(key)
-    opened = _open_until(path, PREPARE_SECONDS)
+    opened = _open_until(path, boundary, PREPARE_SECONDS)
     if opened is None:
         return None
     connection = opened[0]
