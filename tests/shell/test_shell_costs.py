@@ -91,6 +91,19 @@ def test_a_ref_added_removed_or_packed_is_seen_at_the_next_keystroke(tmp_path, s
     assert "packed-later" in _branches(root) and "v2" not in _branches(root)
 
 
+def test_past_the_folders_checked_every_time_a_nested_ref_is_seen_within_the_recheck(tmp_path, sources, monkeypatch):
+    monkeypatch.setattr(git_state, "FOLDERS_EVERY_CHECK", 4)
+    monkeypatch.setattr(git_state, "REFS_RECHECK_S", 0.2)
+    root = _repo(tmp_path / "ws", loose=20, folders=10, packed=0)
+    assert "team-3/b3" in _branches(root)
+    write(root / ".git" / "refs" / "heads" / "team-3" / "later", SHA + "\n")
+    time.sleep(0.3)
+    assert "team-3/later" in _branches(root)
+    write(root / ".git" / "refs" / "heads" / "top-level", SHA + "\n")  # in refs/heads itself, the same way
+    time.sleep(0.3)
+    assert "top-level" in _branches(root)
+
+
 def test_more_refs_than_the_bound_keep_the_first_and_say_so_once(tmp_path, sources, monkeypatch):
     monkeypatch.setattr(git_state, "MAX_REFS", 50)
     root = _repo(tmp_path / "ws", loose=30, folders=3, packed=200)
@@ -132,3 +145,12 @@ def test_more_scripts_than_the_bound_keep_the_first_and_the_first_completion_is_
     assert time.perf_counter() - began < 20.0  # the issue measured 29 s; the bench prints the figure
     assert isinstance(hole, Hole) and len(hole.gamma.bindings("NpmScript")) == package_scripts.MAX_SCRIPTS
     assert [r for r in words.REJECTIONS.all() if r.source == str(root / "package.json") and "MAX_SCRIPTS" in r.why]
+
+
+def test_the_shell_cost_cases_run_and_meet_their_targets():
+    """The bench's cases themselves, on their quick workloads (the full figures: the bench)."""
+    from gdg_lsp.bench import costs
+
+    figures = costs.run(["shell-refs", "shell-scripts"], quick=True)
+    assert {f.case for f in figures} == {"shell-refs", "shell-scripts"}
+    assert [f for f in figures if f.met is False] == [], costs.report(figures)

@@ -23,7 +23,8 @@ before it is kept; one that fails is noted once in ``words.REJECTIONS``.
 Costs are bounded whatever the repository holds: at most ``MAX_REFS`` names and
 ``MAX_REF_FOLDERS`` folders are read (the first name past a bound is noted), and
 whether anything changed is told by ``fresh``: the stamps of the files read and
-of the folders walked, a few ``stat`` calls per request instead of a walk.
+of the folders walked, a few ``stat`` calls per request instead of a walk (past
+``FOLDERS_EVERY_CHECK`` folders, theirs at most every ``REFS_RECHECK_S``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +44,12 @@ from gdg_lsp.languages.shell.files import read_text
 
 MAX_REFS = 5000
 """Names kept per repository (refs, remotes, aliases, worktrees together)."""
-MAX_REF_FOLDERS = 1024
-"""Folders under ``refs/`` walked: each is stat-ed on every freshness check."""
+MAX_REF_FOLDERS = 512
+"""Folders under ``refs/`` walked (loose refs are few once git packs them; packed-refs holds the rest)."""
+FOLDERS_EVERY_CHECK = 128
+"""Up to this many walked folders are stat-ed at every freshness check (a ref added in one is
+seen at the next request); past it they are stat-ed at most every ``REFS_RECHECK_S``."""
+REFS_RECHECK_S = 1.0
 MAX_WORKTREES = 256
 MAX_FILE = 4 * 1024 * 1024
 """``HEAD``, ``config``, ``commondir``, ``gitdir`` files."""
@@ -84,6 +90,8 @@ class RepoState:
     """The folders under ``refs/`` that were walked (their stamps tell a ref added or removed)."""
     stamp: tuple = ()
     """What ``fresh`` compares: the stamps of everything read, each taken before its read."""
+    folders_checked: float = field(default_factory=time.monotonic)
+    """When the folders' stamps were last compared (or read)."""
 
     def of_kind(self, *kinds: str) -> list[Ref]:
         return [r for r in self.refs if r.kind in kinds]
@@ -137,12 +145,23 @@ def _file_stamps(git_dir: Path, common: Path) -> tuple:
 def fresh(state: RepoState) -> bool:
     """Whether nothing ``state`` was read from has changed since: the files it read and every
     folder of ``refs/`` it walked (a ref added, removed or renamed changes its folder's mtime, a
-    new folder its parent's). At most ``MAX_REF_FOLDERS`` + 12 ``stat`` calls, whatever the
-    number of refs; each stamp in ``state`` was taken before its file was read, so a change
-    made while reading is seen by the next check."""
+    new folder its parent's). Eleven ``stat`` calls, plus one per walked folder when there are at
+    most ``FOLDERS_EVERY_CHECK`` of them or ``REFS_RECHECK_S`` has passed since they were last
+    compared, whatever the number of refs. Each stamp in ``state`` was taken before its file was
+    read, so a change made while reading is seen by the next check."""
+    if not state.stamp:
+        return False
     git_dir = state.git_dir
-    return state.stamp == (_stat(git_dir / "commondir"), _file_stamps(git_dir, state.common_dir),
-                           tuple(_stat(folder) for folder in state.folders))
+    commondir, files, folders = state.stamp
+    if (commondir, files) != (_stat(git_dir / "commondir"), _file_stamps(git_dir, state.common_dir)):
+        return False
+    now = time.monotonic()
+    if len(state.folders) > FOLDERS_EVERY_CHECK and now < state.folders_checked + REFS_RECHECK_S:
+        return True
+    if folders != tuple(_stat(folder) for folder in state.folders):
+        return False
+    state.folders_checked = now
+    return True
 
 
 class _Collector:
