@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from gdg_lsp import words
+
 
 def real(path: str | os.PathLike[str]) -> Path:
     """The path with every symlink resolved (``strict=False``: a missing tail is kept)."""
@@ -109,6 +111,13 @@ def _unfit(info: os.stat_result, limit: int, shown: str) -> Refused | None:
     if info.st_size > limit:
         return TooLarge(f"{shown} is {_size_text(info.st_size)}, over the limit of {_size_text(limit)} (not read)")
     return None
+
+
+def note_unread(path: str | os.PathLike[str], err: Refused) -> None:
+    """Say once (``words.REJECTIONS``) that ``path`` is there but was refused, so the names it
+    would have given are missing for a reason the user can read; a missing file says nothing."""
+    if os.path.lexists(path):
+        words.REJECTIONS.note(words.Rejected(os.fspath(path), os.path.basename(path), f"the file was not read: {err}"))
 
 
 @dataclass(frozen=True)

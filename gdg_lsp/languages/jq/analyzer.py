@@ -13,7 +13,6 @@ serves ``.jq`` files and programs inside ``jq '...'`` in shell scripts
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
@@ -61,7 +61,9 @@ class Samples:
     def __init__(self) -> None:
         self._cache: BoundedCache[tuple, Sample | None] = BoundedCache("jq.samples", 8)
 
-    def read(self, paths: Sequence[Path]) -> Sample | None:
+    def read(self, paths: Sequence[Path], boundary: Boundary | None = None) -> Sample | None:
+        """The inputs' shape, read through ``boundary`` (``read_samples``: the workspace's, from
+        a caller that knows it; without one, that of the files' own folders)."""
         if not paths:
             return None
         stamps = []
@@ -71,11 +73,11 @@ class Samples:
                 stamps.append((str(path), stat.st_mtime_ns, stat.st_size))
             except OSError:
                 stamps.append((str(path), 0, 0))
-        key = tuple(stamps)
+        key = (tuple(stamps), boundary.folders if boundary is not None else None)
         hit = self._cache.get(key)
         if hit is not None or key in self._cache:
             return hit
-        return self._cache.put(key, read_samples(list(paths)))
+        return self._cache.put(key, read_samples(list(paths), boundary))
 
 
 SAMPLES = Samples()
@@ -245,21 +247,11 @@ def filter_binding(program: Program, offset: int) -> tuple[Binding, int, int] | 
         if step.token.start <= offset <= step.token.end and step.found is not None:
             node = step.found
             source = Path(program.sample.files[0])
-            line = _line_of_key(source, step.token.key or "")
+            line = program.sample.line_of(step.token.key or "")
             binding = Binding(node.path, "Field", {"type": node.type_text(), "input": source.name},
                               Origin(source.as_uri(), line, 0, f"{source.name}: {node.path}"))
             return binding, step.token.start, step.token.end
     return None
-
-
-def _line_of_key(path: Path, key: str) -> int:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1024 * 1024).decode("utf-8", "replace")
-    except OSError:
-        return 0
-    at = head.find(json.dumps(key, ensure_ascii=False))
-    return head.count("\n", 0, at) if at >= 0 else 0
 
 
 class JqAnalyzer(Analyzer):
@@ -271,7 +263,7 @@ class JqAnalyzer(Analyzer):
     def program(self, snapshot: Snapshot, workspace: WorkspaceContext) -> Program:
         path = uri_to_path(snapshot.uri)
         files = jq_inputs.input_files(path, snapshot.text, workspace.roots, workspace.settings)
-        return Program(snapshot.text, 0, len(snapshot.text), SAMPLES.read(files))
+        return Program(snapshot.text, 0, len(snapshot.text), SAMPLES.read(files, Boundary.of(workspace.roots)))
 
     def hole_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Hole | NoHole:
         offset = max(0, min(offset, len(snapshot.text)))

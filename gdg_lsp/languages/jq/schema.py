@@ -3,7 +3,11 @@
 Inputs are sampled with a bound: the first ``MAX_BYTES`` of a file, at most
 ``MAX_RECORDS`` values (a stream of JSON texts, JSON lines, or the elements of
 a top-level array whose end lies past the bound). The sample is described in
-``Sample.note`` for ``explain``.
+``Sample.note`` for ``explain``. Each file is read through the boundary
+(``Boundary.head``): judged by its real path when it is read, so a link out of
+the workspace is not followed and a FIFO is refused, never waited on, even
+when either took the file's place after the input was chosen; a refused file
+is noted once (``boundary.note_unread``).
 
 A ``Node`` is one path of the input with the types seen there, the keys of
 its objects (each a Node) and the elements of its arrays (one Node for all):
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gdg_lsp import words
+from gdg_lsp.boundary import Boundary, Refused, note_unread
 
 MAX_BYTES = 1024 * 1024
 MAX_RECORDS = 1000
@@ -87,6 +92,18 @@ class Sample:
     files: list[str]
     note: str
     """What was read: ``orders.json (first 1.0 MB of 52.3 MB, 1000 records)``."""
+    boundary: Boundary
+    """What the files were read through (and are read again through, by ``line_of``)."""
+
+    def line_of(self, key: str) -> int:
+        """The line of the first file where ``key`` is first written as a JSON string (0 when it
+        is not in the file's first ``MAX_BYTES``, or the file cannot be read now)."""
+        try:
+            head = self.boundary.head(self.files[0], MAX_BYTES)[0].decode("utf-8", "replace")
+        except Refused:
+            return 0
+        at = head.find(json.dumps(key, ensure_ascii=False))
+        return head.count("\n", 0, at) if at >= 0 else 0
 
 
 def _type(value: object) -> str:
@@ -177,16 +194,17 @@ def _array_prefix(text: str, i: int, decoder: json.JSONDecoder) -> list[object]:
     return [items]
 
 
-def read_samples(paths: list[Path]) -> Sample | None:
-    """The shape of the JSON in ``paths`` (each read up to the bound), or None if none parses."""
+def read_samples(paths: list[Path], boundary: Boundary | None = None) -> Sample | None:
+    """The shape of the JSON in ``paths`` (each read up to the bound through ``boundary``;
+    without one, the boundary of the files' own folders), or None if none parses."""
+    boundary = boundary or Boundary.of(path.parent for path in paths)
     builder = _Builder()
     notes, files = [], []
     for path in paths:
         try:
-            size = path.stat().st_size
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_BYTES)
-        except OSError:
+            raw, size = boundary.head(path, MAX_BYTES)
+        except Refused as err:
+            note_unread(path, err)
             continue
         truncated = size > MAX_BYTES
         values, cut_array = _values(raw.decode("utf-8", "replace"), truncated)
@@ -206,4 +224,4 @@ def read_samples(paths: list[Path]) -> Sample | None:
     words.REJECTIONS.note_all(builder.rejected.values())
     if not files:
         return None
-    return Sample(builder.root, files, "; ".join(notes))
+    return Sample(builder.root, files, "; ".join(notes), boundary)
