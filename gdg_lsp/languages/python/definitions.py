@@ -113,7 +113,7 @@ def _chunk(path: Path, name: str, boundary: Boundary) -> str:
     found = _CHUNKS.get(key)
     if found is None:
         try:
-            source = boundary.read(path, imports.MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            source = boundary.read_text(path, imports.MAX_SOURCE_BYTES)
             tree = python_ast.parse(source)
         except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
             source, tree = "", None

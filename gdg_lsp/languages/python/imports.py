@@ -74,7 +74,7 @@ def _stdlib_extension_spec(module: str):
 @lru_cache(maxsize=256)
 def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[str, ...] | None:
     try:
-        tree = python_ast.parse(boundary.read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
+        tree = python_ast.parse(boundary.read_text(path, MAX_SOURCE_BYTES))
     except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     exported: list[str] | None = None
