@@ -33,6 +33,7 @@ when it defines a language, re-registers that language).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -251,12 +252,12 @@ class FragmentLibrary:
         if definition.claims is None or scope != "workspace":
             return definition
         target, markers = definition.claims
+        grant = json.dumps([{"language": definition.name, "claims": target, "contains": list(markers[:3])}])
         return (f"a workspace's fragment file cannot claim {target} documents (claims = {{ language = "
                 f"\"{target}\", ... }}): what a file teaches opens in files of its own suffix (extensions = "
                 f"[\".x\"]) or language id {definition.name!r}. To let {definition.name} take over {target} "
-                f"documents that contain a marker, grant it in your user settings: \"gdg.fragments.claims\": "
-                f"[{{\"language\": \"{definition.name}\", \"claims\": \"{target}\", \"contains\": "
-                f"[\"{markers[0]}\"]}}] (docs/fragments.md)")
+                f"documents that contain a marker (the file asks for these; the markers are yours to choose), "
+                f"grant it in your user settings: \"gdg.fragments.claims\": {grant} (docs/fragments.md)")
 
     def _fragment(self, state: FileState) -> None:
         """Checks that need the other files (language, name), then the gate."""
