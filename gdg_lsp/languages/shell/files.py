@@ -5,17 +5,15 @@ Every read goes through ``Boundary.read``: the real path is judged (a link is fo
 where it leads inside the workspace), the file is opened without blocking and only when it is
 a regular file (a FIFO planted at ``.git/HEAD`` or named by a Makefile ``include`` would
 otherwise hang the analysis thread for good), and never past its size limit. A file that
-exists but is refused is noted once in ``words.REJECTIONS``, so the names it would have given
+exists but is refused is noted once (``boundary.note_unread``), so the names it would have given
 are missing for a reason the user can read; a missing file is simply absent.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from gdg_lsp import words
-from gdg_lsp.boundary import Boundary, Refused
+from gdg_lsp.boundary import Boundary, Refused, note_unread
 
 
 def read_bytes(path: Path, boundary: Boundary, limit: int) -> bytes | None:
@@ -23,8 +21,7 @@ def read_bytes(path: Path, boundary: Boundary, limit: int) -> bytes | None:
     try:
         return boundary.read(path, limit)
     except Refused as err:
-        if os.path.lexists(path):
-            words.REJECTIONS.note(words.Rejected(str(path), path.name, f"the file was not read: {err}"))
+        note_unread(path, err)
         return None
 
 
