@@ -17,6 +17,17 @@ P4_CORPUS = CORPUS_ROOT / "p4"
 INCLUDE = P4_CORPUS / "include"
 
 
+def library_types() -> set[str]:
+    """The type names core.p4 and v1model.p4 declare (what a program including them may use)."""
+    from gdg_lsp.languages.p4.parser import scan_type_names
+    from gdg_lsp.languages.p4.preprocess import preprocess
+
+    types: set[str] = set()
+    for name in ("core.p4", "v1model.p4"):
+        types |= scan_type_names(preprocess((INCLUDE / name).read_text()).code)
+    return types
+
+
 def corpus_programs() -> list[Path]:
     return sorted(p for p in P4_CORPUS.rglob("*.p4") if "include" not in p.relative_to(P4_CORPUS).parts)
 

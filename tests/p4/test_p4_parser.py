@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from lark import Tree
-from p4_helpers import INCLUDE, corpus_programs
+from p4_helpers import INCLUDE, corpus_programs, library_types
 
 from gdg_lsp.languages.p4.parser import (
     parse_program,
@@ -19,16 +19,9 @@ from gdg_lsp.languages.p4.symbols import bind
 from gdg_lsp.languages.p4.workspace import IncludePaths, analyse
 
 
-def _library_types() -> set[str]:
-    types: set[str] = set()
-    for name in ("core.p4", "v1model.p4"):
-        types |= scan_type_names(preprocess((INCLUDE / name).read_text()).code)
-    return types
-
-
 @pytest.mark.parametrize("name", ["core.p4", "v1model.p4"])
 def test_library_files_parse_without_error(p4_corpus, name):
-    program = parse_program(preprocess((INCLUDE / name).read_text()).code, _library_types())
+    program = parse_program(preprocess((INCLUDE / name).read_text()).code, library_types())
     assert program.items and program.clean, program.errors
 
 
@@ -167,7 +160,7 @@ def test_one_parser_serves_threads_at_once(p4_corpus):
 
     code = preprocess((INCLUDE / "v1model.p4").read_text()).code
     items = [(i.start, i.end) for i in split_items(code, 0, len(code), top_level=True)][:60]
-    cases = [(start, end, frozenset(_library_types()) if n % 2 else frozenset()) for n, (start, end) in enumerate(items)]
+    cases = [(start, end, frozenset(library_types()) if n % 2 else frozenset()) for n, (start, end) in enumerate(items)]
 
     def parse(case):
         start, end, types = case

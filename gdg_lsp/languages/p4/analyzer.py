@@ -15,13 +15,14 @@ paths of the parameters and locals in scope (``p4_gamma``).
 from __future__ import annotations
 
 import bisect
-import functools
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from gdg_lsp.boundary import Refused, read_bounded
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Gamma
@@ -47,7 +48,7 @@ from gdg_lsp.languages.p4.parser import ParseFailure, parse_program, parse_text
 from gdg_lsp.languages.p4.preprocess import preprocess
 from gdg_lsp.languages.p4.symbols import Sym
 from gdg_lsp.languages.p4.types import TypeTable
-from gdg_lsp.languages.p4.workspace import Analysis, IncludePaths, analyse
+from gdg_lsp.languages.p4.workspace import MAX_INCLUDE_BYTES, Analysis, IncludePaths, analyse
 from gdg_lsp.words import comment_text
 
 KEYWORDS = frozenset({
@@ -65,28 +66,49 @@ INDENT_UNIT = "    "
 _TRAILING_PATH = re.compile(r"[A-Za-z_][\w.\[\]]*\Z")
 
 
+_LINE_STARTS: BoundedCache[tuple[str, int, int], tuple[int, ...]] = BoundedCache("p4.include-line-starts", 32)
+"""Line starts of included files, by path, modification time and size."""
+
+
+def _file_starts(uri: str) -> tuple[int, ...]:
+    """Where the lines of an included file start, read as its analysis read it (a regular
+    file within ``MAX_INCLUDE_BYTES``, never a FIFO, no final link); ``(0,)`` when it is not
+    (it changed since: the origins then say line 0)."""
+    path = uri_to_path(uri)
+    if path is None:
+        return (0,)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (0,)
+
+    def read() -> tuple[int, ...]:
+        try:
+            data = read_bounded(path, MAX_INCLUDE_BYTES)
+        except Refused:
+            return (0,)
+        return tuple(_Lines._starts(data.decode("utf-8", errors="replace")))
+
+    return _LINE_STARTS.get_or_make((str(path), info.st_mtime_ns, info.st_size), read)
+
+
 class _Lines:
     """Offset → (line, column) for the document and included files (for origins)."""
 
     def __init__(self, uri: str, text: str) -> None:
         self.uri = uri
         self.text_starts = self._starts(text)
+        self._files: dict[str, tuple[int, ...]] = {}
 
     @staticmethod
     def _starts(text: str) -> list[int]:
         return [0, *(m.end() for m in re.finditer(r"\n", text))]
 
-    @staticmethod
-    @functools.lru_cache(maxsize=32)
-    def _file_starts(uri: str) -> tuple[int, ...]:
-        path = uri_to_path(uri)
-        try:
-            return tuple(_Lines._starts(path.read_text(encoding="utf-8", errors="replace"))) if path else (0,)
-        except OSError:
-            return (0,)
-
     def __call__(self, uri: str | None, offset: int) -> tuple[int, int]:
-        starts = self.text_starts if uri == self.uri or uri is None else self._file_starts(uri)
+        if uri == self.uri or uri is None:
+            starts = self.text_starts
+        elif (starts := self._files.get(uri)) is None:  # one look at each file per Γ
+            starts = self._files[uri] = _file_starts(uri)
         line = max(0, bisect.bisect_right(starts, offset) - 1)
         return line, offset - starts[line]
 
@@ -147,9 +169,10 @@ class P4Analyzer(Analyzer):
 
     # -- analysis -------------------------------------------------------------------------
 
-    def analysis(self, text: str, uri: str, workspace: WorkspaceContext) -> Analysis:
+    def analysis(self, text: str, uri: str, workspace: WorkspaceContext, focus: int | None = None) -> Analysis:
+        """The analysis of ``text``; with ``focus``, one for Γ at that offset only (``analyse``)."""
         memory = self._memory.get_or_make(uri, dict)
-        result = analyse(text, uri, IncludePaths.from_workspace(workspace), memory)
+        result = analyse(text, uri, IncludePaths.from_workspace(workspace), memory, focus)
         self._last_types = result.types
         return result
 
@@ -222,7 +245,7 @@ class P4Analyzer(Analyzer):
         # starts, so no offset before it moves): every keystroke in one region gives the
         # same text, so the analysis, the blocks and Γ are computed once per region.
         cut_end = replace_end if replace_end > offset else offset
-        analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace)
+        analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace, region_start)
         blocks = self._blocks(analysis, region_start)
         code = analysis.pre.code  # the document's code up to region_start
         segment = blocks.segment_start
@@ -233,7 +256,7 @@ class P4Analyzer(Analyzer):
             prev_start = text.rfind("\n", 0, segment) + 1
             prev = text[prev_start:]
             indent = prev[: len(prev) - len(prev.lstrip(" \t"))]
-            analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace)
+            analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace, region_start)
             blocks = self._blocks(analysis, region_start)
             code = analysis.pre.code
         typed = self.replay_text(text[region_start:offset])

@@ -18,6 +18,9 @@ _ANNOTATION = re.compile(r"@\w+(\s*\((?:[^()]|\([^()]*\))*\))?")
 _EXPRESSION_OPENER = re.compile(r"(=|,|\(|\breturn)$")
 _LIST_PROPERTY = re.compile(r"\b(key|actions|(const\s+)?entries)\s*=$")
 
+_BLOCK_STOPS = re.compile(r'["{};\n]')
+_NON_SPACE = re.compile(r"\S")
+
 STATEMENT_BLOCKS = frozenset({"action", "function", "apply", "block", "case", "state"})
 
 
@@ -102,6 +105,15 @@ class BlockScanner:
         n = min(offset, len(code))
         i = self.i
         while i < n:
+            # jump to the next character that matters (the scan runs over the document up to
+            # the cursor on each new line typed); what lies between only says "not blank"
+            found = _BLOCK_STOPS.search(code, i, n)
+            stop = found.start() if found is not None else n
+            if stop > i and _NON_SPACE.search(code, i, stop) is not None:
+                self.last_closed = None
+            i = stop
+            if found is None:
+                break
             ch = code[i]
             if ch == '"':
                 j = i + 1
@@ -126,8 +138,6 @@ class BlockScanner:
                 self.segment = i + 1
             elif ch == ";":
                 self.segment = i + 1
-                self.last_closed = None
-            elif not ch.isspace():
                 self.last_closed = None
             i += 1
         self.i = max(i, self.i)

@@ -42,6 +42,26 @@ class _Resolver:
             for member in sym.members:
                 self.type_params.update(member.type_params)
         self.file_top = analysis.unit.top
+        # name -> declarations, in order: a lookup per reference costs the declarations of
+        # that name, not of the scope (a control of 1,400 actions made diagnostics quadratic)
+        self._by_scope: dict[int, dict[str, list[Sym]]] = {}
+        self._first_start: dict[tuple[str, str], int] = {}
+        self._top_types: dict[str, list[Sym]] = {}
+        for sym in self.file_top:
+            if sym.kind in ("error", "match_kind"):
+                key = (sym.kind, sym.name)
+                self._first_start[key] = min(self._first_start.get(key, sym.start), sym.start)
+            elif sym.kind not in VALUE_KINDS:
+                self._top_types.setdefault(sym.name, []).append(sym)
+
+    def _named(self, scope: Scope) -> dict[str, list[Sym]]:
+        index = self._by_scope.get(id(scope))
+        if index is None:
+            index = self._by_scope[id(scope)] = {}
+            for sym in scope.syms:
+                if sym.kind in VALUE_KINDS:
+                    index.setdefault(sym.name, []).append(sym)
+        return index
 
     def _global(self, sym: Sym) -> None:
         if sym.kind in VALUE_KINDS:
@@ -58,8 +78,8 @@ class _Resolver:
 
     def value(self, name: str, scope: Scope, offset: int) -> Sym | str | None:
         for s in scope.chain():
-            for sym in reversed(s.syms):
-                if sym.name == name and sym.kind in VALUE_KINDS and visible(sym, s, offset):
+            for sym in reversed(self._named(s).get(name, ())):
+                if visible(sym, s, offset):
                     return sym
         if name in self.global_values:
             return self.global_values[name]
@@ -68,8 +88,8 @@ class _Resolver:
         return None
 
     def type_declared(self, name: str, offset: int) -> Sym | None:
-        for sym in self.file_top:
-            if sym.name == name and sym.start < offset and sym.kind not in VALUE_KINDS:
+        for sym in self._top_types.get(name, ()):
+            if sym.start < offset:
                 return sym
         return self.types.types.get(name) if name in self.type_names else None
 
@@ -77,11 +97,11 @@ class _Resolver:
         return (name in BUILTIN_TYPES or name in self.type_params or self.type_declared(name, offset) is not None
                 or name in self.macros(offset))
 
-    def errors_before(self, offset: int) -> set[str]:
-        return self.errors | {s.name for s in self.file_top if s.kind == "error" and s.start < offset}
+    def error_declared(self, name: str, offset: int) -> bool:
+        return name in self.errors or self._first_start.get(("error", name), offset) < offset
 
-    def match_kinds_before(self, offset: int) -> set[str]:
-        return self.match_kinds | {s.name for s in self.file_top if s.kind == "match_kind" and s.start < offset}
+    def match_kind_declared(self, name: str, offset: int) -> bool:
+        return name in self.match_kinds or self._first_start.get(("match_kind", name), offset) < offset
 
     def known(self, type_text: str | None) -> bool:
         """Whether the analysis can see what the type is (a type parameter it cannot)."""
@@ -128,7 +148,7 @@ def _check_ref(ref: Ref, r: _Resolver) -> Finding | None:
             return _finding(root, f"undeclared parser state '{name}'", "undeclared-state", name=name)
         return None
     if ref.kind == "match_kind":
-        if name not in r.match_kinds_before(offset):
+        if not r.match_kind_declared(name, offset):
             return _finding(root, f"undeclared match kind '{name}'", "undeclared-match-kind", name=name)
         return None
     if ref.kind == "action":
@@ -138,7 +158,7 @@ def _check_ref(ref: Ref, r: _Resolver) -> Finding | None:
         return None
     if ref.kind == "error":
         member = ref.segments[1]
-        if member[0] not in r.errors_before(offset):
+        if not r.error_declared(member[0], offset):
             return _finding(member, f"undeclared error 'error.{member[0]}'", "undeclared-error", name=member[0])
         return None
     if ref.kind == "type_member":

@@ -24,7 +24,7 @@ from typing import Any
 
 from lark import Token, Tree
 
-from gdg_lsp.languages.p4.parser import Program
+from gdg_lsp.languages.p4.parser import PLACED, Program
 
 
 @dataclass(frozen=True)
@@ -145,10 +145,11 @@ _TYPE_NODES = {"named_type", "specialized_type", "stack_type", "tuple_type", "bo
 
 
 class _Binder:
-    def __init__(self, program: Program, code: str, uri: str | None) -> None:
+    def __init__(self, program: Program, code: str, uri: str | None, focus: int | None = None) -> None:
         self.code = code
         self.uri = uri
         self.program = program
+        self.focus = focus
         self.offset = 0
         self.item_end = len(code)
         self.refs: list[Ref] = []
@@ -165,6 +166,21 @@ class _Binder:
         # an unclosed body (a program cut inside it) still contains the offset where the text ends
         end = meta.end_pos + self.offset + getattr(meta, "unclosed", False)
         return min(meta.start_pos + self.offset, self.item_end), min(end, self.item_end + 1)
+
+    def members(self, body: Tree | None) -> Iterator[Any]:
+        """The items of ``body``. A body parsed piece by piece holds each item in a ``placed``
+        node whose item has positions of its own: while the caller binds that item, the
+        offset is the piece's start (the caller binds each item before asking for the next)."""
+        if body is None:
+            return
+        outer = self.offset
+        for child in body.children:
+            if isinstance(child, Tree) and child.data == PLACED:
+                self.offset = outer + child.meta.start_pos
+                yield child.children[0]
+                self.offset = outer
+            else:
+                yield child
 
     def text(self, node: Any) -> str:
         start, end = self.pos(node)
@@ -385,7 +401,7 @@ class _Binder:
         if kind == "parser":
             inner.forward = False
             states = Scope("states", name, start, end, inner, forward=True)
-        for item in body.children if body else []:
+        for item in self.members(body):
             if isinstance(item, Tree) and item.data == "parser_state":
                 self.parser_state(item, inner, states)
             elif isinstance(item, Tree) and item.data == "apply_block":
@@ -408,8 +424,9 @@ class _Binder:
         states.syms.append(Sym(name, "state", s, e, uri=self.uri))
         inner = Scope("state", name, start, end, parser)
         parser.children.append(inner)
-        body = _child(node, "state_body")
-        for item in body.children if body else []:
+        if not self._holds_focus(node):
+            return
+        for item in self.members(_child(node, "state_body")):
             self.statement(item, inner)
 
     def d_action_decl(self, node, scope, top, start, end):
@@ -538,9 +555,18 @@ class _Binder:
         self.block_items(node, inner)
 
     def block_items(self, node: Tree, scope: Scope) -> None:
-        body = _child(node, "block_body")
-        for item in body.children if body else []:
+        if not self._holds_focus(node):
+            return
+        for item in self.members(_child(node, "block_body")):
             self.statement(item, scope)
+
+    def _holds_focus(self, node: Tree) -> bool:
+        """Whether a body's statements are bound: always, unless the unit is bound for one
+        place (``bind``'s ``focus``) and the body does not hold it."""
+        if self.focus is None:
+            return True
+        start, end = self.pos(node)
+        return start <= self.focus <= end
 
     def statement(self, node: Any, scope: Scope) -> None:
         if not isinstance(node, Tree):
@@ -743,5 +769,9 @@ class _Binder:
             node = node.children[0]
 
 
-def bind(program: Program, code: str, uri: str | None = None) -> Unit:
-    return _Binder(program, code, uri).run()
+def bind(program: Program, code: str, uri: str | None = None, focus: int | None = None) -> Unit:
+    """The unit's declarations, scopes and references. With ``focus`` (an offset), the
+    statements of bodies that do not hold it are not bound: what they declare is visible
+    only inside them, so Γ at ``focus`` is the same, their references are missing (a hole's
+    analysis in a control of 1,400 actions binds one action's statements, not all)."""
+    return _Binder(program, code, uri, focus).run()

@@ -280,13 +280,15 @@ def _type_params(syms: Iterable[Sym]) -> set[str]:
     return names
 
 
-def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None) -> Analysis:
-    """The document's analysis with its includes (cached by text, uri and include paths).
+def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None,
+            focus: int | None = None) -> Analysis:
+    """The document's analysis with its includes (cached by text, uri, include paths and focus).
 
     ``memory`` is the document's last good parse of each top-level declaration
-    (see ``parse_program``)."""
+    (see ``parse_program``). With ``focus``, only the bodies holding that offset have their
+    statements bound (``symbols.bind``): enough for Γ there, not for diagnostics."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    key = (digest, uri, paths)
+    key = (digest, uri, paths, focus)
     if (hit := _documents.get(key)) is not None:
         return hit
     including = uri_to_path(uri)
@@ -305,7 +307,7 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
         if found is not None:
             known |= found.all_types()
     program = parse_program(pre.code, known, memory)
-    unit = bind(program, pre.code, uri)
+    unit = bind(program, pre.code, uri, focus)
     return _documents.put(key, Analysis(uri, text, pre, program, unit, includes,
                                         frozenset(known | scan_type_names(pre.code))))
 
