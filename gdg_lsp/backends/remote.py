@@ -66,6 +66,11 @@ POLL_SECONDS = 0.02
 """How often a waiting request looks at its cancel event and deadline."""
 READ_IDLE_LIMIT = 120.0
 """A stream silent for this long is dropped even if nobody waits for it any more."""
+MAX_RESPONSE_BYTES = 4 << 20
+"""The most one answer (a completion's whole stream, or a body) may hold: a statement's
+tokens with usage figures on each chunk are tens of KB. Past it the answer is cut, the
+connection closed and the request refused (``ResponseTooLarge``): an engine, or a proxy
+in front of it, that sent hundreds of MB was read whole into memory."""
 PROBE_GRAMMARS = {"xgrammar": 'root ::= "42"', "gbnf": 'root ::= "42"', "lark": 'start: "42"'}
 
 
@@ -79,6 +84,16 @@ class RemoteUnavailableError(RemoteError):
 
 class RemoteRejectedError(RemoteError):
     """The engine refused this one request; the next may work."""
+
+
+class ResponseTooLarge(RemoteRejectedError):
+    """An answer over ``MAX_RESPONSE_BYTES``: cut where the limit fell, nothing of it used."""
+
+    def __init__(self, url: str, declared: int | None = None) -> None:
+        limit = f"{MAX_RESPONSE_BYTES / 2**20:.0f} MiB"
+        said = f"declared {declared:,} bytes" if declared is not None else f"sent more than {limit}"
+        super().__init__(f"the engine at {url} {said} for one answer, over the limit of {limit} "
+                         f"(not read further; nothing of it is used)")
 
 
 # -- where and how to reach the engine --------------------------------------------------
@@ -230,12 +245,22 @@ class _Stream:
             if response.status != 200:
                 self.events.put(("http", response.status, response.read(8192).decode("utf-8", "replace")))
                 return
+            declared = response.getheader("Content-Length") or ""
+            if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+                raise ResponseTooLarge(self.endpoint.url, int(declared))
             if "text/event-stream" not in (response.getheader("Content-Type") or ""):
-                self.events.put(("chunk", json.loads(response.read() or b"null")))
+                body = response.read(MAX_RESPONSE_BYTES + 1)
+                if len(body) > MAX_RESPONSE_BYTES:
+                    raise ResponseTooLarge(self.endpoint.url)
+                self.events.put(("chunk", json.loads(body or b"null")))
                 self.events.put(("done",))
                 return
+            left = MAX_RESPONSE_BYTES  # for the whole stream: lines and their count alike
             while True:
-                line = response.readline()
+                line = response.readline(left + 1)
+                left -= len(line)
+                if left < 0:
+                    raise ResponseTooLarge(self.endpoint.url)
                 if not line:
                     self.events.put(("error", ConnectionError("the engine closed the stream before it ended")))
                     return
@@ -343,7 +368,9 @@ class EngineClient:
                     return stream, ("timeout",)
                 event = stream.next(POLL_SECONDS)
             error: RemoteError | None = None
-            if event[0] == "error":
+            if event[0] == "error" and isinstance(event[1], RemoteError):
+                error = event[1]
+            elif event[0] == "error":
                 error = RemoteUnavailableError(f"cannot reach the engine at {self.endpoint.url}: {_describe(event[1])}")
             elif event[0] == "http":
                 error = _classify_http(self.endpoint, event[1], event[2])
@@ -393,6 +420,8 @@ class EngineClient:
                     return
                 if kind == "done":
                     return
+                if kind == "error" and isinstance(event[1], RemoteError):
+                    raise event[1]
                 if kind == "error":
                     raise RemoteUnavailableError(
                         f"the engine at {self.endpoint.url} stopped answering mid-request: {_describe(event[1])}")
