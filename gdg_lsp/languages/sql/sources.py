@@ -23,12 +23,12 @@ of its own. The first of these rules that gives a readable schema wins:
 A rule that points at nothing usable (a glob that matches no file, a database
 that cannot be opened, a server that refuses, two entries claiming the file)
 gives a diagnostic that names the setting or the comment, and the next rule
-is tried. Every path is checked against the workspace boundary first.
+is tried. Every path is checked against the workspace boundary first, and the
+``ddl``/``sqlite`` globs are walked inside it (``expand``).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gdg_lsp.boundary import Boundary
+from gdg_lsp.languages.jq.inputs import glob_walk
 from gdg_lsp.languages.sql import dialects, migrations
 from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
@@ -138,14 +140,32 @@ def matches(pattern: str, path: Path, roots: Sequence[Path]) -> bool:
     return False
 
 
-def expand(pattern: str, roots: Sequence[Path]) -> list[Path]:
-    """The files a ``ddl``/``sqlite`` path or glob names (relative ones under each workspace folder)."""
+_WILDCARDS = re.compile(r"[*?\[]")
+
+
+def expand(pattern: str, roots: Sequence[Path], boundary: Boundary) -> list[Path]:
+    """The files a ``ddl``/``sqlite`` path or glob names (relative ones under each workspace
+    folder), walked inside ``boundary`` by ``glob_walk``: a link to a folder is followed only
+    where it leads inside, each real folder is matched once per step of the pattern however many
+    links lead to it, and the walk is capped (``glob.glob`` followed every link, so two links back
+    to their own folder doubled the folders listed per level, and it listed folders outside)."""
     pattern = os.path.expanduser(pattern)
-    if os.path.isabs(pattern):
-        found = glob.glob(pattern, recursive=True)
-    else:
-        found = [os.path.join(root, p) for root in roots for p in glob.glob(pattern, root_dir=root, recursive=True)]
+    bases = [Path(os.sep)] if os.path.isabs(pattern) else roots
+    found = dict.fromkeys(p for base in bases for p in glob_walk(Path(base), pattern, boundary).files)
     return [absolute(p) for p in found if os.path.isfile(p)]
+
+
+def start_outside(pattern: str, roots: Sequence[Path], boundary: Boundary) -> str | None:
+    """Why the path or the folder a glob starts from (its part before the first wildcard) lies
+    outside ``boundary`` under every workspace folder (``../elsewhere/*.sql``); None: inside."""
+    pattern = os.path.expanduser(pattern)
+    parts = Path(pattern).parts
+    static = parts[: next((i for i, part in enumerate(parts) if _WILDCARDS.search(part)), len(parts))]
+    bases = [Path(os.sep)] if os.path.isabs(pattern) else roots
+    starts = [Path(os.path.normpath(Path(base, *static))) for base in bases]
+    if not starts or any(boundary.allows(start) for start in starts):
+        return None
+    return boundary.why_not(starts[0])
 
 
 def _folder_schema(catalog: SchemaCatalog, folder: Path, exclude: Path | None) -> tuple[list[Path], list[Path]]:
@@ -202,16 +222,11 @@ class _Candidates:
         where = f"{SETTING}[{index}]" + (f" ({entry.name})" if entry.name else "")
         ddl: list[Path] = []
         for pattern in entry.ddl:
-            files = expand(pattern, self.roots)
-            if not files:
-                self.notes.append(Note(f"{where}: ddl {pattern!r} matches no file", "warning", line))
+            files = self._expand(pattern, where, f"ddl {pattern!r} matches no file", line)
             ddl += [p for p in migrations.order(files) if p not in ddl]
         sqlite: list[Path] = []
         if entry.sqlite:
-            files = expand(entry.sqlite, self.roots)
-            if not files:
-                self.notes.append(Note(f"{where}: sqlite {entry.sqlite!r} is not a file", "warning", line))
-            sqlite = files[:1]
+            sqlite = self._expand(entry.sqlite, where, f"sqlite {entry.sqlite!r} is not a file", line)[:1]
         postgres: list[str] = []
         if entry.postgres:
             dsn = self._connection_named(entry.postgres) if "=" not in entry.postgres and "://" not in entry.postgres else entry.postgres
@@ -232,6 +247,15 @@ class _Candidates:
             return None
         return DataSource(shown, f"{where}" if not entry.name else f"{entry.name} ({where})", tuple(ddl),
                           tuple(sqlite), tuple(postgres), entry.dialect, entry.name)
+
+    def _expand(self, pattern: str, where: str, none_found: str, line: int) -> list[Path]:
+        """``expand``'s files; when there are none, one note: the folder the pattern starts from
+        lies outside the boundary (it was never walked), or ``none_found``."""
+        files = expand(pattern, self.roots, self.catalog.boundary)
+        if not files:
+            why = start_outside(pattern, self.roots, self.catalog.boundary) or none_found
+            self.notes.append(Note(f"{where}: {why}", "warning", line))
+        return files
 
     def setting(self) -> DataSource | None:
         if self.path is None:
