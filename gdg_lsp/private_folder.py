@@ -12,6 +12,11 @@ before the folder became private, or linked out of it, is ignored and rebuilt.
 
 Modes are left as they are on systems without POSIX owners (Windows): there only the
 link check applies.
+
+The user's state folder (``state_folder``: ``$GDG_LSP_STATE_DIR``, else the platform's) holds
+what the server remembers for the user across sessions (the fragment-file answers, the
+acceptance statistics); its files are written whole or not at all (``write_private_file``)
+and believed only when they pass the same check (``read_private_file``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ import shutil
 import stat
 from pathlib import Path
 
+import platformdirs
+
+from gdg_lsp import boundary
+
 PRIVATE_MODE = 0o700
+STATE_DIR_VARIABLE = "GDG_LSP_STATE_DIR"
 
 
 class NotPrivate(Exception):
@@ -83,3 +93,45 @@ def remove_entry(path: str | os.PathLike[str]) -> None:
         os.unlink(path)
     elif os.path.lexists(path):
         shutil.rmtree(path)
+
+
+def state_folder() -> Path:
+    """The user's state folder: ``$GDG_LSP_STATE_DIR``, else ``platformdirs.user_state_dir``
+    (never a workspace's; ``private_folder`` makes or checks it before anything is written)."""
+    explicit = os.environ.get(STATE_DIR_VARIABLE)
+    return Path(explicit) if explicit else Path(platformdirs.user_state_dir("gdg-lsp", appauthor=False))
+
+
+def read_private_file(folder: Path, name: str, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """(the bytes of ``folder/name``, None) when it and its folder are this user's own and it is
+    at most ``max_bytes``; (None, why not) otherwise; (None, None) when there is no such file."""
+    path = folder / name
+    if not os.path.lexists(path):
+        return None, None
+    why = why_not_private(folder) or why_not_private(path)
+    if why is not None:
+        return None, why
+    try:
+        return boundary.read_bounded(path, max_bytes), None
+    except boundary.Refused as err:
+        return None, str(err)
+
+
+def write_private_file(folder: Path, name: str, body: bytes) -> Path:
+    """Write ``body`` as ``folder/name`` whole or not at all: a 0600 file beside it (never through
+    a link), synced, then renamed over the old one. ``NotPrivate`` when the folder cannot be
+    trusted; ``OSError`` when it cannot be written."""
+    where = private_folder(folder)
+    temporary = where / f".{name}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temporary, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, where / name)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return where / name

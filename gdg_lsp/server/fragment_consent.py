@@ -9,9 +9,9 @@ write:
   folder's ``.vscode/settings.json`` cannot set it; Neovim: ``setup{}``), naming folders and
   what lies inside them;
 - the answer to the server's question (server/fragment_files.py), remembered per folder
-  (by real path) in ``fragment-folders.json`` in the user's state folder:
-  ``$GDG_LSP_STATE_DIR``, else the platform's (``platformdirs.user_state_dir``), a folder only
-  this user can write (private_folder.py). The file is believed only when it is a regular file
+  (by real path) in ``fragment-folders.json`` in the user's state folder
+  (``private_folder.state_folder``: ``$GDG_LSP_STATE_DIR``, else the platform's), a folder only
+  this user can write. The file is believed only when it is a regular file
   of this user's that nobody else can write, at most ``MAX_BYTES``, and of the expected shape;
   otherwise it is ignored (and the reason said once): a planted file never grants anything.
 
@@ -25,10 +25,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import platformdirs
-
 from gdg_lsp import boundary
-from gdg_lsp.private_folder import private_folder, why_not_private
+from gdg_lsp.private_folder import read_private_file, state_folder, write_private_file
 
 LOAD = "load"
 NEVER = "never"
@@ -36,11 +34,6 @@ FILE_NAME = "fragment-folders.json"
 MAX_BYTES = 256 * 1024
 MAX_FOLDERS = 2000
 """Answers kept (the oldest are forgotten first)."""
-
-
-def state_folder() -> Path:
-    explicit = os.environ.get("GDG_LSP_STATE_DIR")
-    return Path(explicit) if explicit else Path(platformdirs.user_state_dir("gdg-lsp", appauthor=False))
 
 
 def key(folder: str | os.PathLike[str]) -> str:
@@ -73,21 +66,20 @@ class ConsentMemory:
     def answers(self) -> dict[str, str]:
         """Real folder path -> ``load`` | ``never``; empty when nothing trustworthy is remembered."""
         self.problem = None
-        path = self.folder / FILE_NAME
-        if not os.path.lexists(path):
-            return {}
-        why = why_not_private(self.folder) or why_not_private(path)
-        if why is not None:
-            self.problem = f"the remembered fragment-file answers are ignored: {why}"
+        body, why = read_private_file(self.folder, FILE_NAME, MAX_BYTES)
+        if body is None:
+            if why is not None:
+                self.problem = f"the remembered fragment-file answers are ignored: {why}"
             return {}
         try:
-            data = json.loads(boundary.read_bounded(path, MAX_BYTES).decode("utf-8"))
-        except (boundary.Refused, UnicodeDecodeError, ValueError) as err:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as err:
             self.problem = f"the remembered fragment-file answers are ignored: {err}"
             return {}
         folders = data.get("folders") if isinstance(data, dict) and data.get("format") == 1 else None
         if not isinstance(folders, dict):
-            self.problem = f"the remembered fragment-file answers are ignored: {path} is not of the expected shape"
+            self.problem = (f"the remembered fragment-file answers are ignored: {self.folder / FILE_NAME} is not "
+                            f"of the expected shape")
             return {}
         return {k: v for k, v in folders.items() if isinstance(k, str) and v in (LOAD, NEVER)}
 
@@ -98,24 +90,11 @@ class ConsentMemory:
         """Keep ``answer`` for ``folder``; ``NotPrivate`` or ``OSError`` when it cannot be kept."""
         if answer not in (LOAD, NEVER):
             raise ValueError(f"an answer is {LOAD!r} or {NEVER!r}, not {answer!r}")
-        where = private_folder(self.folder)
         answers = self.answers()
         answers.pop(key(folder), None)
         answers[key(folder)] = answer  # last: the newest answer is forgotten last
         kept = dict(list(answers.items())[-MAX_FOLDERS:])
-        body = json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8")
-        temporary = where / f".{FILE_NAME}.{os.getpid()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temporary, flags, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(body)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, where / FILE_NAME)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        write_private_file(self.folder, FILE_NAME, json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8"))
 
 
 class FolderConsent:
