@@ -26,6 +26,7 @@ FALLBACKS = ("local", "none")
 SQL_DIALECTS = ("sqlite", "postgres", "ansi")  # gdg_lsp.languages.sql.dialects.DIALECTS
 SQL_PROMPTS = ("schema", "plain")
 GRAMMAR_ENGINES = ("auto", "llguidance", "xgrammar")  # gdg_lsp.grammar.engine.ENGINES
+SHOW_UNGUARANTEED = ("never", "noInventedNames", "always")  # gdg_lsp.service.candidates
 
 
 def _one_of(choices: tuple[str, ...]):
@@ -173,6 +174,14 @@ class FragmentsSettings:
 
 
 @attrs.define(frozen=True)
+class StatsSettings:
+    enabled: bool = _user_only(default=True)
+    """Count locally what happens to the suggestions shown (accepted, partly, dismissed, characters
+    still there after 30 s and 2 min), per language and model, in the user's state folder; nothing
+    leaves the machine (``gdg-lsp stats``). A user setting only: a workspace cannot turn it on."""
+
+
+@attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
@@ -218,6 +227,11 @@ class Settings:
     candidates: int = attrs.field(default=1, validator=_in_range(1, 8))
     """Alternatives offered at once (the editor cycles through them): the greedy one plus
     sampled ones under the same mask, ranked. Each costs a decode: keep 1 on a CPU."""
+    show_unguaranteed: str = attrs.field(default="noInventedNames", validator=_one_of(SHOW_UNGUARANTEED))
+    """A suggestion from a rung whose names Γ does not vouch for (π fell back to ``base`` after a
+    name Γ lacks was typed, an attribute of a value of unknown type): ``noInventedNames`` shows it
+    only when the diagnostics find no name in it that Γ lacks, ``never`` never, ``always`` as
+    decoded. Shown, it is marked (``guaranteed: false`` in ``gdg/suggestion``)."""
     definitions: bool = True
     """Show the model the definitions, in the workspace's other files, of the names imported
     and used near the cursor (Python), within a quarter of ``gdg.contextTokens``."""
@@ -249,6 +263,7 @@ class Settings:
     shell: ShellSettings = attrs.field(factory=ShellSettings)
     jq: JqSettings = attrs.field(factory=JqSettings)
     fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
+    stats: StatsSettings = attrs.field(factory=StatsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

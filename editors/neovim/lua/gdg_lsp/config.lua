@@ -203,7 +203,7 @@ end
 M.user_only = {
   "model", "backend", "remote.url", "remote.apiKeyEnv", "sql.connections", "sql.sources",
   "python.interpreter", "p4.includePaths", "shell.tools",
-  "fragments.paths", "fragments.trustedFolders", "fragments.claims",
+  "fragments.paths", "fragments.trustedFolders", "fragments.claims", "stats.enabled",
 }
 
 -- The plugin's own options that choose the program it starts.
