@@ -136,13 +136,88 @@ class ConnectionParams:
         return path
 
 
+_LIBPQ_BLANKS = frozenset(" \t\n\v\f\r")
+"""The blanks libpq's connection-string reader skips (C isspace: a no-break space is not one)."""
+SECRET_KEYS = frozenset({"password", "sslpassword"})
+"""Keywords whose values are secrets (the login's password, the client key's passphrase)."""
+
+
+@dataclass(frozen=True)
+class ConninfoPair:
+    """One ``keyword = value`` of a libpq connection string."""
+
+    key: str
+    value: str
+    """As libpq reads it: quotes removed, backslash escapes applied."""
+    start: int
+    """Where the keyword begins."""
+    value_start: int
+    value_end: int
+    """The value as written (its quotes included)."""
+
+
+def conninfo_pairs(text: str) -> list[ConninfoPair]:
+    """The pairs of a libpq ``keyword=value`` connection string, read by libpq's rules: blanks
+    around ``=`` are skipped; a value is quoted (``'...'``) or runs to the first blank; in
+    both, a backslash stands for the character after it (``\\ `` a space, ``\\'`` a quote);
+    a quoted value may be followed by the next keyword at once. Where libpq would refuse
+    the string, this reads on: a word with no ``=`` after it is skipped, a quote never
+    closed runs to the end."""
+    pairs: list[ConninfoPair] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _LIBPQ_BLANKS:
+            i += 1
+        if i >= n:
+            return pairs
+        start = i
+        while i < n and text[i] != "=" and text[i] not in _LIBPQ_BLANKS:
+            i += 1
+        key = text[start:i]
+        while i < n and text[i] in _LIBPQ_BLANKS:
+            i += 1
+        if i >= n or text[i] != "=":
+            continue  # not a keyword (libpq: 'missing "=" after ...')
+        i += 1
+        while i < n and text[i] in _LIBPQ_BLANKS:
+            i += 1
+        value_start = i
+        quoted = i < n and text[i] == "'"
+        i += quoted
+        chars = []
+        while i < n and (text[i] != "'" if quoted else text[i] not in _LIBPQ_BLANKS):
+            if text[i] == "\\":
+                i += 1
+                if i >= n:
+                    break
+            chars.append(text[i])
+            i += 1
+        i = min(n, i + quoted)  # past the closing quote
+        pairs.append(ConninfoPair(key, "".join(chars), start, value_start, i))
+
+
+def _secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where the secret values of a connection string are written: from the value to the
+    next pair that reads as one (whatever libpq would refuse between them goes too)."""
+    pairs = conninfo_pairs(text)
+    spans = []
+    for k, pair in enumerate(pairs):
+        if pair.key.lower() in SECRET_KEYS:
+            end = pairs[k + 1].start if k + 1 < len(pairs) else len(text)
+            while end > pair.value_end and text[end - 1] in _LIBPQ_BLANKS:
+                end -= 1
+            spans.append((pair.value_start, end))
+    return spans
+
+
 def redact(dsn: str) -> str:
     """The DSN without its password, for messages and logs.
 
     A password may hold ``@ : / ? #`` and percent-escapes (written raw by users
     though URLs want them escaped): in a URL everything between the user's ``:``
-    and the last ``@`` goes, and so does a ``password`` parameter, quoted or not.
-    When in doubt more is hidden, never less.
+    and the last ``@`` goes, and so does a ``password`` parameter. In a
+    ``keyword=value`` string the value goes as libpq reads it (``conninfo_pairs``:
+    ``password=a\\ b`` is the password ``a b``). When in doubt more is hidden, never less.
     """
     text = str(dsn)
     scheme = re.match(r"\s*[A-Za-z][A-Za-z0-9+.-]*://", text)
@@ -152,9 +227,15 @@ def redact(dsn: str) -> str:
         if at >= 0:
             user, colon, _ = rest[:at].partition(":")
             rest = f"{user}:***@{rest[at + 1:]}" if colon else rest
-        rest = re.sub(r"(?i)([?&;]password=)[^&#]*", r"\1***", rest)
+        rest = re.sub(r"(?i)([?&;](?:ssl)?password=)[^&#]*", r"\1***", rest)
         return text[: scheme.end()] + rest
-    return re.sub(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)", r"\1***", text)
+    shown, last = [], 0
+    for start, end in _secret_spans(text):
+        # a quoted value may touch the next keyword; *** may not
+        apart = " " if end < len(text) and text[end] not in _LIBPQ_BLANKS else ""
+        shown += [text[last:start], "***", apart]
+        last = end
+    return "".join(shown) + text[last:]
 
 
 def _split_url(rest: str) -> tuple[str, str, str, str]:
@@ -169,7 +250,7 @@ def _split_url(rest: str) -> tuple[str, str, str, str]:
 
 def parse_dsn(dsn: str) -> ConnectionParams:
     """A ``postgresql://`` URL or a ``key=value`` connection string."""
-    dsn = dsn.strip()
+    written, dsn = dsn, dsn.strip()  # (a value may end in an escaped blank: key=value is read as written)
     values: dict[str, str] = {}
     if dsn.startswith(("postgresql://", "postgres://")):
         userinfo, hostspec, dbname, query = _split_url(dsn.split("://", 1)[1])
@@ -193,9 +274,9 @@ def parse_dsn(dsn: str) -> ConnectionParams:
         for key, items in parse_qs(query, keep_blank_values=True).items():
             values[key] = items[-1]
     else:
-        for m in re.finditer(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", dsn):
-            value = m.group(2)
-            values[m.group(1)] = re.sub(r"\\(.)", r"\1", value[1:-1]) if value.startswith("'") else value
+        for pair in conninfo_pairs(written):
+            if pair.key:
+                values[pair.key] = pair.value
         if not values:
             raise DsnError("not a PostgreSQL connection string (expected postgresql://… or key=value pairs)")
     try:
@@ -300,8 +381,8 @@ def _written_password(dsn: str) -> str | None:
     if "://" in text:
         userinfo = _split_url(text.split("://", 1)[1])[0]
         return userinfo.partition(":")[2] or None
-    m = re.search(r"(?i)\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S+)", text)
-    return m.group(1).strip("'") if m else None
+    spans = [dsn[start:end] for start, end in _secret_spans(dsn)]
+    return spans[0].strip("'") if spans else None
 
 
 def _password(dsn: str) -> str | None:
