@@ -43,6 +43,7 @@ from gdg_lsp.backends.lean.llama import (
     feed_forward,
     rms_norm,
 )
+from gdg_lsp.caches import BoundedCache
 from gdg_lsp.vocab import Vocabulary
 
 DEFAULT_CAPACITY = 4096
@@ -51,6 +52,11 @@ default) plus a suggestion fits with room to spare."""
 
 WARMUP_STEPS = 2
 """Eager runs on a side stream before capture (lets cuBLAS pick and allocate its workspaces)."""
+
+MAX_BATCHED_GRAPHS = 64
+"""Batched-step graphs kept, one per set of slots that stepped together (least recently used
+out, captured again when that set comes back): N slots make 2^N - N - 1 sets, 11 at the
+default 4 and 65,519 at 16, and each graph holds buffers of its own on the GPU."""
 
 
 class StaticLlama(LeanLlama):
@@ -198,11 +204,14 @@ def static_batched_step(models: Sequence[StaticLlama], tokens: torch.Tensor, pos
 class BatchedGraphs:
     """``static_batched_step`` captured as CUDA graphs, one per set of slots stepping
     together (a graph bakes in the addresses of its sequences' caches; with N slots
-    there are at most 2^N - N - 1 sets of two or more, captured when first met).
-    Without a graph (a CPU, ``use_graph=False``) the same step runs eagerly."""
+    there are at most 2^N - N - 1 sets of two or more, captured when first met; the
+    ``MAX_BATCHED_GRAPHS`` used last are kept). Without a graph (a CPU, ``use_graph=False``)
+    the same step runs eagerly."""
 
     def __init__(self) -> None:
-        self._graphs: dict[tuple[int, ...], tuple[tuple[int, ...], torch.Tensor, torch.Tensor, Any, torch.Tensor]] = {}
+        self._graphs: BoundedCache[tuple[int, ...], tuple[tuple[int, ...], torch.Tensor, torch.Tensor, Any,
+                                                          torch.Tensor]] = \
+            BoundedCache("lean.batched-graphs", MAX_BATCHED_GRAPHS)
         self.captures = 0
         self.replays = 0
 
@@ -218,8 +227,7 @@ class BatchedGraphs:
         capacities = tuple(m.cache.capacity for m in models)
         entry = self._graphs.get(key)
         if entry is None or entry[0] != capacities:  # new set, or a cache grew (reallocated): capture again
-            entry = self._capture(models, capacities, token_ids, at)
-            self._graphs[key] = entry
+            entry = self._graphs.put(key, self._capture(models, capacities, token_ids, at))
         _, token_buf, pos_buf, graph, out = entry
         token_buf.copy_(token_ids)
         pos_buf.copy_(at)
