@@ -42,6 +42,7 @@ from gdg_lsp.languages.python import coverage as python_coverage
 from gdg_lsp.languages.python import continued as python_continued
 from gdg_lsp.languages.python import definitions as python_definitions
 from gdg_lsp.languages.python import interpreter, scopes, signatures, surfaces
+from gdg_lsp.languages.python import member_warnings
 from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names, unread_reason
 from gdg_lsp.languages.suggest import closest
@@ -576,7 +577,8 @@ class PythonAnalyzer(Analyzer):
         return _shape(node) if node is not None else None
 
     @staticmethod
-    def _enclosing_method(analysis: _Analysis, pos: int, defining: frozenset[str] = frozenset()
+    def _enclosing_method(analysis: _Analysis, pos: int, defining: frozenset[str] = frozenset(),
+                          shape_of: Callable[[Any], python_classes.ClassShape] = _shape
                           ) -> python_members.Enclosing | None:
         """The method around ``pos`` (functions nested in it included): what ``self.``/``cls.``
         may be followed by, and whether it is one of the ``defining`` methods."""
@@ -594,7 +596,11 @@ class PythonAnalyzer(Analyzer):
                     method = signatures.text(node.child_by_field_name("name"))
                     role = "class" if "classmethod" in decorators or method in (
                         "__new__", "__init_subclass__", "__class_getitem__") else "instance"
-                    return python_members.Enclosing(params[0][0], role, _shape(cls), method, method in defining)
+                    first = next(ident for _, ident, _, _ in map(signatures.parameter_parts, node.child_by_field_name(
+                        "parameters").named_children) if ident is not None)
+                    first_at = first.start_byte
+                    return python_members.Enclosing(params[0][0], role, shape_of(cls), method, method in defining,
+                                                    first_at)
             node = node.parent
         return None
 
@@ -862,61 +868,42 @@ class PythonAnalyzer(Analyzer):
             findings += self._member_findings(analysis, snapshot.uri, workspace)
         return findings + self._unread_star_sources(tree, snapshot.uri, workspace)
 
-    _ATTRIBUTE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_][A-Za-z0-9_]*)")
-    _ASSIGNED = re.compile(rb"[ \t]*=(?!=)")
-
     def _member_findings(self, analysis: _Analysis, uri: str, workspace: WorkspaceContext) -> list[Finding]:
-        """``module.name`` where the module's surface is known and has no ``name`` (a chain
-        ``os.path.jion`` is followed through module members). Assignments to a module
-        attribute declare it and are not warned about."""
-        tree = analysis.scope_tree
-        source = tree.source
+        """Reads of members that do not exist and keywords a known callee does not take
+        (member_warnings.py), with Γ's member layer as a hole there would have it."""
         reader = self.surface_reader(workspace)
-        layer = python_members.MemberLayer(reader, lambda b: None, _package_of(uri, tuple(workspace.roots)))
-        modules: dict[int, str | None] = {}  # id(decl) -> module name (None: not a module)
-        findings = []
-        for ref in tree.references:
-            match = self._ATTRIBUTE.match(source, ref.end)
-            if match is None:
-                continue
-            decl = tree.resolve(ref.name, ref.start, ref.scope)
-            if not isinstance(decl, scopes.Decl) or decl.sort not in ("Module", "Import"):
-                continue
-            if id(decl) not in modules:
-                kind = layer.binding_kind(Binding(decl.name, decl.sort, {k: v for k, v in decl.attrs.items()
-                                                                           if v is not None}))
-                modules[id(decl)] = kind.target if isinstance(kind, python_members.Member) and kind.kind == "module" else None
-            module = modules[id(decl)]
-            chain = [ref.name]
-            while module is not None and match is not None:
-                surface = reader.module(module)
-                name = match.group(1).decode("utf-8", "replace")
-                if surface.members is None or self._ASSIGNED.match(source, match.end()):
-                    break
-                member = surface.members.get(name)
-                if member is None and (
-                        name in surface.elsewhere  # another platform's: code guarded for it is common
-                        or (name.startswith("_") and not surface.from_source)  # stubs leave private names out
-                        or re.search(rb"hasattr\(\s*" + re.escape(".".join(chain).encode()) + rb"\s*,\s*['\"]"
-                                     + re.escape(name.encode()) + rb"['\"]", source)):  # guarded: may not exist here
-                    break
-                if member is None and decl.attrs.get("submodules") and len(chain) == 1 and any(
-                        str(d).split(".")[1] == name for d in decl.attrs["submodules"] if "." in str(d)):
-                    member = python_members.Member("module", f"{module}.{name}")  # `import os.path` made it one
-                if member is None:
-                    start = len(source[: match.start(1)].decode("utf-8", "replace"))
-                    qualified = ".".join(chain)
-                    message = f"module {module} has no attribute '{name}' ({qualified}.{name})"
-                    data = {"name": name}
-                    if (fix := closest(name, surface.members)) is not None:
-                        data["replacement"] = fix
-                        message += f"; did you mean {fix}?"
-                    findings.append(Finding(start, start + len(name), message, "unknown-member", "warning", data))
-                    break
-                chain.append(name)
-                module = member.target if member.kind == "module" else None
-                match = self._ATTRIBUTE.match(source, match.end())
-        return findings
+        package = _package_of(uri, tuple(workspace.roots))
+        tree = analysis.scope_tree
+        layers: dict[int, tuple[python_members.MemberLayer, Gamma]] = {}
+        class_shapes: dict[tuple[int, int], python_classes.ClassShape] = {}
+
+        def shape_of(node: Any) -> python_classes.ClassShape:  # _shape digests the class's text: once a class here
+            key = (node.start_byte, node.end_byte)
+            if key not in class_shapes:
+                class_shapes[key] = _shape(node)
+            return class_shapes[key]
+
+        def layer_at(pos: int) -> tuple[python_members.MemberLayer, Gamma]:
+            # one per function: what a name means there (a class, a base) does not depend on the
+            # place, and a Γ per reference costs ~0.5 ms; outside functions, one per module
+            scope = next((s for s in tree.scope_at(pos).chain() if s.kind in ("function", "module")), tree.module)
+            if id(scope) not in layers:
+                shapes: dict[tuple, python_classes.ClassShape | None] = {}
+
+                def shape(binding: Binding) -> python_classes.ClassShape | None:
+                    key = (binding.name, binding.origin)
+                    if key not in shapes:
+                        shapes[key] = self._class_shape(analysis, binding, pos, uri)
+                    return shapes[key]
+
+                offset = len(tree.source[:pos].decode("utf-8", "replace"))
+                layers[id(scope)] = (python_members.MemberLayer(reader, shape, package), self._gamma(analysis, offset, uri))
+            return layers[id(scope)]
+
+        return member_warnings.findings(member_warnings.Probe(
+            tree, analysis.tree.root_node, reader, layer_at,
+            lambda decl, owner: self._binding(decl, analysis, uri, owner),
+            lambda pos: self._enclosing_method(analysis, pos, shape_of=shape_of), shape_of))
 
     @staticmethod
     def _unread_star_sources(tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> list[Finding]:

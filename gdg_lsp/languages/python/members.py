@@ -51,6 +51,10 @@ IGNORED_BASES = frozenset({"object", "Generic", "Protocol", "typing.Generic", "t
                            "typing_extensions.Protocol", "builtins.object"})
 """Bases that add no attribute worth listing (``Generic[T]`` only makes a class subscriptable)."""
 
+PROXIES = {"type": "an instance of type is a class: its attributes are its own",
+           "super": "super() reads its attributes along the MRO of the class it is called in"}
+"""Builtin classes whose instances have attributes their class does not name."""
+
 VALUE_SORTS = frozenset({"Variable", "Function", "Class", "Module", "Parameter", "Import", "Builtin"})
 
 
@@ -67,6 +71,8 @@ class Enclosing:
     method: str
     defining: bool
     """The method is one of the defining methods (``gdg.python.definingAttrMethods``)."""
+    first_at: int = -1
+    """Byte offset of the first parameter's name (which declaration ``self`` is)."""
 
 
 @dataclass(frozen=True)
@@ -90,9 +96,20 @@ class Found:
     declares: str | None = None
     """Where a new attribute may be written after this receiver (``self`` in a defining
     method: "in __init__, a defining method"); None: only its members are targets."""
+    private_unknown: bool = False
+    """A class of its MRO was read from a stub, which leaves private names out."""
+    complete: bool = True
+    """Every class of its MRO was read from a source (the document's, an installed ``.py``) or
+    from the stub of a module that has none (``builtins``): a stub that won over a source may
+    leave out what the source has (attributes its methods set, ``**kwargs``), so diagnostics
+    judge nothing by it."""
+
+    constructed: bool = True
+    """A class of its MRO defines ``__init__`` or ``__new__`` (one without is likely a mixin)."""
 
     def copy(self) -> Found:
-        return Found(self.label, self.members, self.why, self.keywords, self.module, self.declares)
+        return Found(self.label, self.members, self.why, self.keywords, self.module, self.declares,
+                     self.private_unknown, self.complete, self.constructed)
 
 
 @dataclass
@@ -147,6 +164,8 @@ class MemberLayer:
         self.max_members = max_members
         self._gamma: Gamma | None = None
         self._mro_memo: dict[int, list[classes.ClassShape] | str] = {}
+        self._homes: dict[int, str | None] = {}
+        """The module each shape of an MRO walked was read in (its metaclass is named there)."""
 
     # -- what a name is -------------------------------------------------------------------------
 
@@ -233,6 +252,7 @@ class MemberLayer:
         if depth > 24:
             return f"class {shape.name}: its bases nest too deep"
         self._mro_memo[id(shape)] = f"class {shape.name} is its own base"  # a cycle
+        self._homes[id(shape)] = ref.home
         out = [shape]
         result: list[classes.ClassShape] | str = out
         for base in shape.bases:
@@ -257,17 +277,39 @@ class MemberLayer:
         label = f"{'instance of' if instance else 'class'} {ref.shape.name}"
         if isinstance(line, str):
             return Found(label, None, line)
+        if instance and (proxy := next((s.name for s in line if s.name in PROXIES and s.stub), None)):
+            return Found(label, None, PROXIES[proxy])
         key = (tuple(id(s) for s in line), ref.home, instance)
         cached = _CLASS_SURFACES.get(key)
         if cached is not None and cached[0] == tuple(line):  # the shapes themselves, not ids reused
-            found = cached[1]
-            return Found(found.label, found.members, found.why, found.keywords)
+            return cached[1].copy()
         found = self._class_surface(ref, line, label, instance)
         _CLASS_SURFACES.put(key, (tuple(line), found))
-        return Found(found.label, found.members, found.why, found.keywords)
+        return found.copy()
+
+    def _metaclass_members(self, line: list[classes.ClassShape], home: str | None) -> dict[str, Member] | str:
+        """What the metaclasses of the classes of ``line`` give the class object (``register``
+        of ``ABCMeta``), or why that cannot be known."""
+        members: dict[str, Member] = {}
+        for shape in line:
+            if shape.metaclass in (None, "type"):
+                continue
+            found = self._resolve_dotted(shape.metaclass, self._homes.get(id(shape), home))
+            meta_line = self.mro(found) if isinstance(found, ClassRef) else None
+            if not isinstance(meta_line, list):
+                return f"class {shape.name}: its metaclass {shape.metaclass} cannot be read"
+            for meta in meta_line:
+                for name, kind in meta.class_members.items():
+                    keywords = meta.method_keywords.get(name) if kind == "method" else None
+                    members.setdefault(name, Member("function" if kind == "method" else "variable", None, keywords))
+        return members
 
     def _class_surface(self, ref: ClassRef, line: list[classes.ClassShape], label: str, instance: bool) -> Found:
         members: dict[str, Member] = {}
+        if not instance:
+            given = self._metaclass_members(line, ref.home)
+            if isinstance(given, str):
+                return Found(label, None, given)
         for shape in line:
             for name, kind in shape.class_members.items():
                 keywords = shape.method_keywords.get(name) if kind == "method" else None
@@ -277,6 +319,9 @@ class MemberLayer:
                     members.setdefault(name, Member("variable"))
         for name in classes.OBJECT_INSTANCE if instance else classes.CLASS_OBJECT:
             members.setdefault(name, Member("variable"))
+        if not instance:
+            for name, member in given.items():  # type: ignore[union-attr]
+                members.setdefault(name, member)
         keywords: tuple[str, ...] | None = ()
         for shape in line:
             if shape.init_keywords is not False:
@@ -284,10 +329,17 @@ class MemberLayer:
                 break
         label += f" #{_digest(sorted(members.items()), ref.home, [s.name for s in line])}"
         where = "class" if len(line) == 1 else f"{len(line)} classes"
-        found = Found(label, members, f"{where} of its MRO read statically", False if instance else keywords)
+        found = Found(label, members, f"{where} of its MRO read statically", False if instance else keywords,
+                      private_unknown=any(s.stub for s in line),
+                      complete=all(not s.stub or self._stub_only(self._homes.get(id(s), ref.home)) for s in line),
+                      constructed=any({"__init__", "__new__"} & set(s.class_members) for s in line))
         if not instance:
             INSTANCES.put(label, self.class_surface(ref, instance=True))
         return found
+
+    def _stub_only(self, module: str | None) -> bool:
+        """A module described by its stub alone (no Python source: ``builtins``, C extensions)."""
+        return module is not None and self.reader is not None and not self.reader.module(module).from_source
 
     def _instance_of(self, binding: Binding) -> ClassRef | None:
         for key in ("call", "annotation"):
@@ -338,6 +390,12 @@ class MemberLayer:
             if ref is not None:
                 return self.class_surface(ref, instance=True)
         return None
+
+    def surface(self, gamma: Gamma, name: str, binding: Binding, enclosing: Enclosing | None = None) -> Found | None:
+        """What ``name``, bound by ``binding``, is as a receiver where ``gamma`` is Γ (a
+        module, a class, an instance, ``self``), or None (diagnostics ask one name at a time)."""
+        self._gamma = gamma
+        return self._surface_of(name, binding, enclosing)
 
     # -- extending Γ -----------------------------------------------------------------------------
 

@@ -90,6 +90,9 @@ class Surface:
     """Identifies what was read (files, their modification times, the version)."""
     from_source: bool = False
     """The module's own source was read (else only a stub, which may leave out private names)."""
+    from_stub: bool = False
+    """A stub was read. With the source too, the stub's classes and signatures won (they may
+    leave out what the source has: attributes set in methods, ``**kwargs``)."""
     elsewhere: frozenset[str] = frozenset()
     """Names the stub gives the module on other platforms only (``select.kqueue`` on Linux):
     not members here, but code guarded for those platforms is not warned about."""
@@ -372,7 +375,8 @@ class SurfaceReader:
             if problem is not None:
                 return Surface(label, None, problem, version)
         return Surface(label, members, "; ".join(why), version, shapes, imports=imports,
-                       from_source=source_tree is not None, elsewhere=elsewhere - set(members))
+                       from_source=source_tree is not None, from_stub=stub_names is not None,
+                       elsewhere=elsewhere - set(members))
 
     def _truth(self, path: Path | None) -> Callable[[ast.expr], bool | None]:
         """Whether an ``if`` test holds for the interpreter (its version and platform)."""
