@@ -14,7 +14,7 @@ from gdg_lsp.settings import CONSTRAINTS, GRAMMAR_ENGINES, REMOTE_DIALECTS, Sett
 
 MANIFEST = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "package.json"
 EXTENSION_SETTINGS = MANIFEST.parent / "src" / "settings.ts"
-CLIENT_ONLY = ("server.", "trace.")
+CLIENT_ONLY = ("server.", "trace.", "editor.")
 
 
 def _flatten(obj: dict, prefix: str = "") -> dict:

@@ -1,29 +1,40 @@
 // The VS Code side of gdg-lsp: starts the server, passes it the `gdg`
-// settings, shows the model's state and the last suggestion in the status bar,
-// and offers explain / restart / logs commands. Inline suggestions themselves
-// come from vscode-languageclient (10.1+ registers inline completion).
+// settings, shows the model's state and the active document's last suggestion
+// in one status item, and offers explain / restart / logs / snooze commands.
+// Inline suggestions come from vscode-languageclient (10.1+ registers inline
+// completion); inline.ts stands between it and the editor.
 
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
+import * as readline from "node:readline";
 import {
   DidChangeConfigurationNotification,
   LanguageClient,
   LanguageClientOptions,
   State,
+  WorkDoneProgress,
+  WorkDoneProgressCreateParams,
+  WorkDoneProgressCreateRequest,
 } from "vscode-languageclient/node";
 
 import { discoverServer, DiscoveryEnv } from "./discovery";
+import { clockTime, GateState, languageEnabled, refusal, snoozeEnd, triggerMode } from "./gate";
+import { GhostText } from "./inline";
 import { serverExecutable } from "./serverCommand";
+import { StderrLevels } from "./serverLog";
+import { ServerTrace } from "./serverTrace";
 import { needsRestart, serverSettings } from "./settings";
 import {
   askAgainWhenReady,
   ClientPhase,
   formatExplain,
   formatStatus,
+  GateNotice,
   ModelStatus,
   SqlSourceInfo,
   SuggestionInfo,
+  withLoadProgress,
 } from "./status";
 
 export const LANGUAGES = ["python", "sql", "p4", "tilelang", "shellscript", "jq"];
@@ -85,27 +96,170 @@ class ExplainDocument implements vscode.TextDocumentContentProvider, vscode.Disp
   }
 }
 
+const SNOOZE_KEY = "gdg.snoozedUntil";
+const SNOOZE_CHOICES = [5, 15, 30, 60, 120];
+/** How long the cursor rests after the extension's own reasons to ask (an editor opened, a jump) before it asks. */
+const ASK_AFTER_MS = 250;
+
+/** The cursor is where a suggestion could go on: nothing but blanks after it on its line. */
+function atLineEnd(editor: vscode.TextEditor): boolean {
+  const cursor = editor.selection.active;
+  return editor.selection.isEmpty && editor.document.lineAt(cursor.line).text.slice(cursor.character).trim() === "";
+}
+
 class GdgExtension implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly output = vscode.window.createOutputChannel("gdg-lsp", { log: true });
+  private readonly trace = new ServerTrace(this.output, () =>
+    vscode.workspace.getConfiguration("gdg").get<string>("trace.server"),
+  );
   private readonly explainDocument = new ExplainDocument();
   private readonly statusItem = vscode.window.createStatusBarItem("gdg.status", vscode.StatusBarAlignment.Right, 100);
+  readonly ghost: GhostText;
   private phase: ClientPhase = "starting";
   private model: ModelStatus | undefined;
-  private suggestion: SuggestionInfo | undefined;
+  /** The last gdg/suggestion of each document (the status item shows the active one's). */
+  private readonly suggestions = new Map<string, SuggestionInfo>();
   private problem: string | undefined;
   private sqlSource: SqlSourceInfo | undefined;
   private sqlSourceTimer: NodeJS.Timeout | undefined;
+  private snoozeTimer: NodeJS.Timeout | undefined;
+  private askTimer: NodeJS.Timeout | undefined;
 
-  constructor() {
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.ghost = new GhostText(
+      {
+        client: () => this.client,
+        gate: () => this.gateState(),
+        suggestion: (uri) => this.suggestions.get(uri),
+        log: (message) => this.output.warn(message),
+      },
+      context.extensionUri,
+    );
     this.statusItem.name = "gdg-lsp";
     this.statusItem.command = "gdg.menu";
+    this.scheduleSnoozeEnd();
+    this.updateLanguageKeys();
     this.render();
     this.statusItem.show();
   }
 
-  private render(): void {
-    const view = formatStatus(this.phase, this.model, this.suggestion, this.problem, this.sqlSource);
+  // -- what is asked for (gate.ts) ----------------------------------------------------
+
+  private gateState(): GateState {
+    const config = vscode.workspace.getConfiguration("gdg");
+    return {
+      enable: config.get("editor.enable"),
+      trigger: triggerMode(config.get("editor.trigger")),
+      snoozedUntil: this.context.globalState.get<number>(SNOOZE_KEY, 0),
+    };
+  }
+
+  private gateNotice(): GateNotice | undefined {
+    const state = this.gateState();
+    const language = vscode.window.activeTextEditor?.document.languageId;
+    if (language && LANGUAGES.includes(language) && !languageEnabled(state.enable, language)) {
+      return { label: `off for ${language}`, detail: `Ghost text is off for ${language} (gdg.editor.enable).` };
+    }
+    if (state.snoozedUntil > Date.now()) {
+      const until = clockTime(state.snoozedUntil);
+      return { label: `snoozed until ${until}`, detail: `Suggestions are snoozed until ${until}; Alt+\\ still asks.` };
+    }
+    if (state.trigger === "manual") {
+      return { label: "manual", detail: "Suggestions come only when you ask: Alt+\\ (gdg.editor.trigger)." };
+    }
+    return undefined;
+  }
+
+  /** Keys bound "when editorLangId in gdg.enabledLanguages" work only where ghost text is on. */
+  private updateLanguageKeys(): void {
+    const enable = vscode.workspace.getConfiguration("gdg").get("editor.enable");
+    void vscode.commands.executeCommand(
+      "setContext",
+      "gdg.enabledLanguages",
+      LANGUAGES.filter((language) => languageEnabled(enable, language)),
+    );
+  }
+
+  async snooze(minutes?: number): Promise<void> {
+    if (minutes === undefined) {
+      const pick = await vscode.window.showQuickPick(
+        SNOOZE_CHOICES.map((m) => ({ label: m < 60 ? `${m} minutes` : `${m / 60} hour${m > 60 ? "s" : ""}`, minutes: m })),
+        { title: "gdg-lsp: snooze suggestions for" },
+      );
+      if (!pick) {
+        return;
+      }
+      minutes = pick.minutes;
+    }
+    await this.context.globalState.update(SNOOZE_KEY, snoozeEnd(minutes, Date.now()));
+    this.scheduleSnoozeEnd();
+    this.render();
+  }
+
+  async resume(): Promise<void> {
+    await this.context.globalState.update(SNOOZE_KEY, 0);
+    this.scheduleSnoozeEnd();
+    this.render();
+  }
+
+  private scheduleSnoozeEnd(): void {
+    clearTimeout(this.snoozeTimer);
+    const left = this.gateState().snoozedUntil - Date.now();
+    if (left > 0) {
+      this.snoozeTimer = setTimeout(() => this.render(), Math.min(left + 500, 2 ** 31 - 1));
+    }
+  }
+
+  private async setLanguageEnabled(language: string, enabled: boolean): Promise<void> {
+    const config = vscode.workspace.getConfiguration("gdg");
+    const current = config.inspect<Record<string, boolean>>("editor.enable")?.globalValue ?? {};
+    await config.update("editor.enable", { ...current, [language]: enabled }, vscode.ConfigurationTarget.Global);
+  }
+
+  private async setTrigger(mode: "automatic" | "manual"): Promise<void> {
+    await vscode.workspace.getConfiguration("gdg").update("editor.trigger", mode, vscode.ConfigurationTarget.Global);
+  }
+
+  /**
+   * Ask for ghost text at the active editor's cursor without a keystroke (VS Code itself asks
+   * only after an edit): when the model has just become ready, when an editor of ours opens, after
+   * a jump (go to line). Only where the cursor ends its line, and only where automatic asks are on.
+   */
+  askSoon(editor: vscode.TextEditor | undefined, anywhere = false): void {
+    clearTimeout(this.askTimer);
+    if (!editor || !LANGUAGES.includes(editor.document.languageId) || this.model?.state !== "ready") {
+      return;
+    }
+    this.askTimer = setTimeout(() => {
+      const ask = { languageId: editor.document.languageId, explicit: false, typingThrough: false };
+      if (
+        editor !== vscode.window.activeTextEditor ||
+        refusal(this.gateState(), ask, Date.now()) !== undefined ||
+        (!anywhere && !atLineEnd(editor))
+      ) {
+        return;
+      }
+      void vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+    }, ASK_AFTER_MS);
+  }
+
+  // -- the status item ----------------------------------------------------------------
+
+  private activeSuggestion(): SuggestionInfo | undefined {
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    return uri === undefined ? undefined : this.suggestions.get(uri);
+  }
+
+  render(): void {
+    const view = formatStatus(
+      this.phase,
+      this.model,
+      this.activeSuggestion(),
+      this.problem,
+      this.sqlSource,
+      this.gateNotice(),
+    );
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
     this.statusItem.backgroundColor =
@@ -124,6 +278,27 @@ class GdgExtension implements vscode.Disposable {
     }
     this.render();
   }
+
+  /**
+   * The model load's work-done progress goes to this status item: VS Code's own progress item
+   * would be a second one repeating the same messages, and this one shows the percentage from
+   * the first message (`begin` carries 0%).
+   */
+  private followProgress(client: LanguageClient, params: WorkDoneProgressCreateParams): void {
+    const listener = client.onProgress(WorkDoneProgress.type, params.token, (value) => {
+      if (client !== this.client) {
+        listener.dispose();
+        return;
+      }
+      this.model = withLoadProgress(this.model, value);
+      this.render();
+      if (value.kind === "end") {
+        listener.dispose();
+      }
+    });
+  }
+
+  // -- SQL data source ----------------------------------------------------------------
 
   /** Ask the server which database the active SQL file's names come from (gdg/sqlSource). */
   async refreshSqlSource(): Promise<void> {
@@ -165,6 +340,29 @@ class GdgExtension implements vscode.Disposable {
     await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.gdg.sqlDataSource", apply: "never" });
   }
 
+  activeEditorChanged(editor: vscode.TextEditor | undefined): void {
+    this.render(); // that document's last suggestion, its language's gate
+    void this.refreshSqlSource();
+    this.askSoon(editor);
+  }
+
+  selectionChanged(event: vscode.TextEditorSelectionChangeEvent): void {
+    if (event.kind === vscode.TextEditorSelectionChangeKind.Command && event.textEditor === vscode.window.activeTextEditor) {
+      this.askSoon(event.textEditor); // go to line, a jump back: no keystroke will ask there
+    }
+  }
+
+  // -- the server ---------------------------------------------------------------------
+
+  /** The server's stderr lines at the level each one says (vscode-languageclient shows them all as errors). */
+  private readStderr(input: NodeJS.ReadableStream, channel: vscode.LogOutputChannel): void {
+    const levels = new StderrLevels();
+    readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on("line", (line) => {
+      const { level, text } = levels.read(line);
+      channel[level](text);
+    });
+  }
+
   async start(): Promise<void> {
     const config = vscode.workspace.getConfiguration("gdg");
     const found = discoverServer(config.get<string>("server.path"), discoveryEnv());
@@ -191,9 +389,15 @@ class GdgExtension implements vscode.Disposable {
       initializationOptions: gdgSettings(),
       synchronize: { configurationSection: "gdg" },
       outputChannel: this.output,
+      traceOutputChannel: this.trace,
+      stdioOptions: {
+        stdout: (input, channel) => this.readStderr(input, channel),
+        stderr: (input, channel) => this.readStderr(input, channel),
+      },
       middleware: {
+        ...this.ghost.middleware(),
         workspace: {
-          // send the server only its own keys (not gdg.server.* / gdg.trace.*)
+          // send the server only its own keys (not gdg.server.* / gdg.trace.* / gdg.editor.*)
           didChangeConfiguration: async () => {
             await client.sendNotification(DidChangeConfigurationNotification.type, {
               settings: { gdg: gdgSettings() },
@@ -226,20 +430,27 @@ class GdgExtension implements vscode.Disposable {
     });
     client.onNotification("gdg/status", (payload: ModelStatus) => {
       const previous = this.model;
-      this.model = payload;
+      // a load's first gdg/status may come before its progress does: keep the percentage shown
+      this.model =
+        payload.state === "loading" && payload.percentage == null && previous?.state === "loading"
+          ? { ...payload, percentage: previous.percentage }
+          : payload;
       this.render();
-      const editor = vscode.window.activeTextEditor;
-      if (askAgainWhenReady(previous, payload) && editor && LANGUAGES.includes(editor.document.languageId)) {
-        void vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+      if (askAgainWhenReady(previous, payload)) {
+        this.askSoon(vscode.window.activeTextEditor, true);
       }
     });
     client.onNotification("gdg/suggestion", (payload: SuggestionInfo) => {
-      this.suggestion = payload;
+      if (typeof payload.uri === "string") {
+        this.suggestions.set(payload.uri, payload);
+      }
       this.render();
     });
     this.setPhase("starting");
     try {
       await client.start();
+      // after start: replaces vscode-languageclient's handler, which opens VS Code's own progress item
+      client.onRequest(WorkDoneProgressCreateRequest.type, (params) => this.followProgress(client, params));
     } catch (err) {
       const message = `gdg-lsp could not start: ${err instanceof Error ? err.message : String(err)}`;
       this.output.error(message);
@@ -263,7 +474,8 @@ class GdgExtension implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
-    this.suggestion = undefined;
+    this.suggestions.clear();
+    this.ghost.reset();
     await this.start();
   }
 
@@ -297,12 +509,28 @@ class GdgExtension implements vscode.Disposable {
   }
 
   async menu(): Promise<void> {
-    const view = formatStatus(this.phase, this.model, this.suggestion, this.problem);
+    const view = formatStatus(this.phase, this.model, this.activeSuggestion(), this.problem, this.sqlSource, this.gateNotice());
+    const state = this.gateState();
+    const language = vscode.window.activeTextEditor?.document.languageId;
+    const ours = language !== undefined && LANGUAGES.includes(language);
     const actions: { label: string; run: () => unknown }[] = [
       { label: "$(question) Explain the hole at the cursor", run: () => this.explain() },
-      ...(vscode.window.activeTextEditor?.document.languageId === "sql"
+      ...(language === "sql"
         ? [{ label: "$(database) Choose the SQL data source for this file", run: () => this.chooseSqlSource() }]
         : []),
+      state.snoozedUntil > Date.now()
+        ? { label: "$(bell) Resume suggestions", run: () => this.resume() }
+        : { label: "$(bell-slash) Snooze suggestions…", run: () => this.snooze() },
+      ...(ours
+        ? [
+            languageEnabled(state.enable, language)
+              ? { label: `$(circle-slash) Turn ghost text off for ${language}`, run: () => this.setLanguageEnabled(language, false) }
+              : { label: `$(pass) Turn ghost text on for ${language}`, run: () => this.setLanguageEnabled(language, true) },
+          ]
+        : []),
+      state.trigger === "manual"
+        ? { label: "$(zap) Suggest while typing (gdg.editor.trigger: automatic)", run: () => this.setTrigger("automatic") }
+        : { label: "$(keyboard) Suggest only when asked, Alt+\\ (gdg.editor.trigger: manual)", run: () => this.setTrigger("manual") },
       { label: "$(debug-restart) Restart the server", run: () => this.restart() },
       { label: "$(output) Show logs", run: () => this.showLogs() },
       { label: "$(gear) Settings", run: () => vscode.commands.executeCommand("workbench.action.openSettings", "gdg.") },
@@ -315,6 +543,13 @@ class GdgExtension implements vscode.Disposable {
   }
 
   onConfigurationChanged(event: vscode.ConfigurationChangeEvent): void {
+    if (event.affectsConfiguration("gdg.trace.server")) {
+      this.trace.settingChanged();
+    }
+    if (event.affectsConfiguration("gdg.editor")) {
+      this.updateLanguageKeys();
+      this.render();
+    }
     if (needsRestart((section) => event.affectsConfiguration(section))) {
       void this.restart();
     }
@@ -322,8 +557,12 @@ class GdgExtension implements vscode.Disposable {
 
   dispose(): void {
     clearTimeout(this.sqlSourceTimer);
+    clearTimeout(this.snoozeTimer);
+    clearTimeout(this.askTimer);
     void this.stop();
+    this.ghost.dispose();
     this.statusItem.dispose();
+    this.trace.dispose();
     this.output.dispose();
     this.explainDocument.dispose();
   }
@@ -332,8 +571,9 @@ class GdgExtension implements vscode.Disposable {
 let extension: GdgExtension | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const ext = new GdgExtension();
+  const ext = new GdgExtension(context);
   extension = ext;
+  const ghost = ext.ghost;
   context.subscriptions.push(
     ext,
     vscode.commands.registerCommand("gdg.explain", () => ext.explain()),
@@ -341,8 +581,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gdg.showLogs", () => ext.showLogs()),
     vscode.commands.registerCommand("gdg.menu", () => ext.menu()),
     vscode.commands.registerCommand("gdg.chooseSqlSource", () => ext.chooseSqlSource()),
+    vscode.commands.registerCommand("gdg.snooze", (minutes?: number) => ext.snooze(minutes)),
+    vscode.commands.registerCommand("gdg.resume", () => ext.resume()),
+    vscode.commands.registerCommand("gdg.acceptNextWord", () => ghost.acceptNext("word")),
+    vscode.commands.registerCommand("gdg.acceptNextLine", () => ghost.acceptNext("line")),
+    vscode.commands.registerCommand("gdg.listNames", () => ghost.listNames()),
+    vscode.commands.registerCommand("gdg.showNextSuggestion", () => ghost.cycle(1)),
+    vscode.commands.registerCommand("gdg.showPreviousSuggestion", () => ghost.cycle(-1)),
     vscode.workspace.onDidChangeConfiguration((e) => ext.onConfigurationChanged(e)),
-    vscode.window.onDidChangeActiveTextEditor(() => void ext.refreshSqlSource()),
+    vscode.window.onDidChangeActiveTextEditor((editor) => ext.activeEditorChanged(editor)),
+    vscode.window.onDidChangeTextEditorSelection((e) => ext.selectionChanged(e)),
     vscode.workspace.onDidChangeTextDocument((e) => ext.sqlDocumentChanged(e.document)),
     vscode.workspace.onDidSaveTextDocument((d) => ext.sqlDocumentChanged(d)),
   );

@@ -4,7 +4,7 @@
 // default declared in package.json): the server merges what it receives over
 // what it has, so a key left out would keep an old value after the user
 // resets it. package.json's defaults equal the server's (a test checks).
-// Client-only keys (gdg.server.*, gdg.trace.*) are never sent: the server
+// Client-only keys (gdg.server.*, gdg.trace.*, gdg.editor.*) are never sent: the server
 // warns about keys it does not know.
 
 /** The server's keys (gdg_lsp/settings.py), dotted as in VS Code. */
@@ -54,8 +54,8 @@ export const SERVER_KEYS = [
   "remote.fallback",
 ] as const;
 
-/** The keys only the extension reads. */
-export const CLIENT_KEYS = ["server.path", "server.args", "trace.server"] as const;
+/** The keys only the extension reads (gdg.editor.*: which asks go to the server, gate.ts). */
+export const CLIENT_KEYS = ["server.path", "server.args", "trace.server", "editor.enable", "editor.trigger"] as const;
 
 /** The part of vscode.WorkspaceConfiguration (for the section `gdg`) this module needs. */
 export interface ConfigurationLike {

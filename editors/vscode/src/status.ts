@@ -1,5 +1,7 @@
-// What the status bar item says: the model's state (gdg/status) and the last
-// suggestion's latency and rung (gdg/suggestion). Pure, unit-tested.
+// What the status bar item says: the model's state (gdg/status and the load's
+// work-done progress), the active document's last suggestion (gdg/suggestion:
+// latency, rung, a warning when it carries no guarantee) and what the extension
+// holds back (snoozed, manual). Pure, unit-tested.
 
 export type ModelState = "idle" | "loading" | "ready" | "failed";
 
@@ -20,6 +22,8 @@ export interface SuggestionInfo {
   text?: string;
   rung?: string | null;
   guaranteed?: boolean;
+  /** Reference positions of the text no Γ slot covered (why it is not guaranteed). */
+  openPositions?: string[];
   stopReason?: string | null;
   reason?: string | null;
   tokens?: number;
@@ -39,7 +43,6 @@ export interface SqlSourceInfo {
   problems?: string[];
 }
 
-/** The data source as the status bar shows it: "billing" for "folder billing". */
 /**
  * Whether to ask for ghost text again after a gdg/status: the model has just become ready. An
  * ask made while it loaded was answered empty when its budget ran out first, and VS Code asks
@@ -49,12 +52,44 @@ export function askAgainWhenReady(previous: ModelStatus | undefined, next: Model
   return next.state === "ready" && previous?.state !== "ready";
 }
 
+/** The data source as the status bar shows it: "billing" for "folder billing". */
 export function shortSqlSource(source: SqlSourceInfo): string {
   return source.label.replace(/^folder /, "").replace(/ \(gdg\.sql\.sources\[\d+\]\)$/, "");
 }
 
+/** A $/progress value of the model load (LSP work-done progress). */
+export interface LoadProgress {
+  kind: "begin" | "report" | "end";
+  message?: string;
+  percentage?: number;
+}
+
+/**
+ * The model's state with a work-done progress value of its load folded in: the status item
+ * shows the load's percentage from the first message on. The end changes nothing: the server's
+ * gdg/status says ready or failed.
+ */
+export function withLoadProgress(model: ModelStatus | undefined, progress: LoadProgress): ModelStatus {
+  const base: ModelStatus = model ?? { state: "loading" };
+  if (progress.kind === "end" || base.state === "ready" || base.state === "failed") {
+    return base;
+  }
+  return {
+    ...base,
+    state: "loading",
+    message: progress.message ?? base.message,
+    percentage: typeof progress.percentage === "number" ? progress.percentage : base.percentage,
+  };
+}
+
 /** Where the client is, before the server says anything. */
 export type ClientPhase = "starting" | "running" | "stopped" | "not-found";
+
+/** A word on what the extension holds back (gate.ts): "snoozed until 14:05", "manual", "off for sql". */
+export interface GateNotice {
+  label: string;
+  detail: string;
+}
 
 export interface StatusView {
   text: string;
@@ -82,8 +117,9 @@ export function formatStatus(
   suggestion: SuggestionInfo | undefined,
   problem?: string,
   sqlSource?: SqlSourceInfo,
+  gate?: GateNotice,
 ): StatusView {
-  const view = formatModelStatus(phase, model, suggestion, problem);
+  const view = withGate(formatModelStatus(phase, model, suggestion, problem), phase, gate);
   if (!sqlSource || phase !== "running") {
     return view;
   }
@@ -99,6 +135,27 @@ export function formatStatus(
     tooltip: `${view.tooltip}\n${lines.join("\n")}`,
     severity: warn ? "warning" : view.severity,
   };
+}
+
+function withGate(view: StatusView, phase: ClientPhase, gate: GateNotice | undefined): StatusView {
+  if (!gate || phase !== "running") {
+    return view;
+  }
+  return { ...view, text: `${view.text} · $(bell-slash) ${gate.label}`, tooltip: `${view.tooltip}\n${gate.detail}` };
+}
+
+/** Why a suggestion carries no guarantee, in the words of the status item's tooltip. */
+export function unguaranteedReason(suggestion: SuggestionInfo): string {
+  const open = suggestion.openPositions ?? [];
+  const rung = present(suggestion.rung) ? suggestion.rung : "no rung";
+  return open.length > 0
+    ? `Not guaranteed: no name in scope vouches for ${open.slice(0, 3).join(", ")}${open.length > 3 ? ", …" : ""} (rung ${rung}).`
+    : `Not guaranteed: rung ${rung} does not hold every name to the names in scope.`;
+}
+
+/** A suggestion that was shown (it has text) without the guarantee that every name exists. */
+export function isUnguaranteed(suggestion: SuggestionInfo | undefined): boolean {
+  return suggestion !== undefined && present(suggestion.text) && suggestion.guaranteed === false;
 }
 
 function formatModelStatus(
@@ -152,6 +209,10 @@ function formatModelStatus(
   }
   if (!present(suggestion.text)) {
     lines.push(`Nothing suggested${present(suggestion.reason) ? `: ${suggestion.reason}` : ""}`);
+  }
+  if (isUnguaranteed(suggestion)) {
+    lines.push(unguaranteedReason(suggestion));
+    return { text: `$(warning) gdg ${latency} · ${rung} · not guaranteed`, tooltip: lines.join("\n"), severity: "warning" };
   }
   return { text: `$(check) gdg ${latency} · ${rung}`, tooltip: lines.join("\n"), severity: "normal" };
 }

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { askAgainWhenReady, formatExplain, formatLatency, formatStatus, shortSqlSource } from "../../src/status";
+import {
+  askAgainWhenReady,
+  formatExplain,
+  formatLatency,
+  formatStatus,
+  isUnguaranteed,
+  shortSqlSource,
+  unguaranteedReason,
+  withLoadProgress,
+} from "../../src/status";
 
 describe("formatLatency", () => {
   it("uses ms below a second and seconds above", () => {
@@ -110,5 +119,56 @@ describe("askAgainWhenReady", () => {
     assert.equal(askAgainWhenReady({ state: "ready" }, { state: "ready" }), false);
     assert.equal(askAgainWhenReady({ state: "loading" }, { state: "loading", percentage: 40 }), false);
     assert.equal(askAgainWhenReady({ state: "loading" }, { state: "failed" }), false);
+  });
+});
+
+describe("a suggestion without the guarantee", () => {
+  it("turns the item to a warning and says which positions are open", () => {
+    const view = formatStatus(
+      "running",
+      { state: "ready" },
+      { text: "_statistics(average, spread)", rung: "base", guaranteed: false, openPositions: ["undefined_thing_statistics"], timingsMs: { total: 812 } },
+    );
+    assert.equal(view.severity, "warning");
+    assert.equal(view.text, "$(warning) gdg 812 ms · base · not guaranteed");
+    assert.match(view.tooltip, /no name in scope vouches for undefined_thing_statistics \(rung base\)/);
+    assert.equal(isUnguaranteed({ text: "x", guaranteed: false }), true);
+  });
+
+  it("is not a warning when nothing was suggested or the guarantee holds", () => {
+    assert.equal(isUnguaranteed({ text: "", guaranteed: false }), false);
+    assert.equal(isUnguaranteed({ text: "x", guaranteed: true }), false);
+    assert.equal(isUnguaranteed(undefined), false);
+    assert.match(unguaranteedReason({ rung: "base" }), /rung base does not hold every name/);
+  });
+});
+
+describe("the model load's progress", () => {
+  it("shows the percentage from the first progress message on", () => {
+    const begun = withLoadProgress(undefined, { kind: "begin", message: "loading smollm2", percentage: 0 });
+    assert.equal(formatStatus("running", begun, undefined).text, "$(sync~spin) gdg loading 0%");
+    const later = withLoadProgress(begun, { kind: "report", message: "Warming up", percentage: 95 });
+    assert.equal(formatStatus("running", later, undefined).text, "$(sync~spin) gdg loading 95%");
+    assert.match(formatStatus("running", later, undefined).tooltip, /Warming up/);
+    assert.equal(withLoadProgress(later, { kind: "report" }).percentage, 95); // a report without one keeps it
+  });
+
+  it("never turns a ready or failed model back to loading", () => {
+    assert.equal(withLoadProgress({ state: "ready" }, { kind: "report", percentage: 50 }).state, "ready");
+    assert.equal(withLoadProgress({ state: "failed" }, { kind: "begin", percentage: 0 }).state, "failed");
+    assert.equal(withLoadProgress({ state: "loading", percentage: 80 }, { kind: "end" }).percentage, 80);
+  });
+});
+
+describe("what the extension holds back", () => {
+  it("is named after the rest of the item, with its reason in the tooltip", () => {
+    const view = formatStatus("running", { state: "ready" }, undefined, undefined, undefined, {
+      label: "snoozed until 14:05",
+      detail: "Suggestions are snoozed until 14:05; Alt+\\ still asks.",
+    });
+    assert.equal(view.text, "$(check) gdg ready · $(bell-slash) snoozed until 14:05");
+    assert.match(view.tooltip, /snoozed until 14:05; Alt\+\\ still asks/);
+    const stopped = formatStatus("stopped", undefined, undefined, undefined, undefined, { label: "manual", detail: "" });
+    assert.doesNotMatch(stopped.text, /manual/);
   });
 });
