@@ -508,8 +508,10 @@ class Program:
         return not any(item.recovered or item.dropped for item in self.items)
 
 
-_cache: BoundedCache[tuple[str, frozenset[str]], tuple[Tree | None, bool, list[tuple[int, int, str]]]] = \
-    BoundedCache("p4.declarations", 2048)
+_cache: BoundedCache[tuple[str, frozenset[str]], tuple[Tree | None, bool, list[tuple[int, int, str]], int]] = \
+    BoundedCache("p4.declarations", 2048, max_weight=16 << 20, weigh=lambda parsed: parsed[3])
+"""Top-level declarations by (text, type names they mention), weighed by the text's length
+(each version of a large control typed into is one entry)."""
 _WORDS = re.compile(_NAME)
 
 
@@ -549,8 +551,8 @@ def parse_program(code: str, types: Iterable[str] = (), memory: dict[str, Tree] 
             report = Recovery()
             relative = Item(0, len(chunk), tuple((o - item.start, None if c is None else c - item.start) for o, c in item.bodies))
             tree = parse_item(chunk if local is None else local, relative, "declaration", relevant, report)
-            hit = _cache.put(key, (tree, report.recovered > 0, report.dropped))
-        tree, recovered, dropped = hit
+            hit = _cache.put(key, (tree, report.recovered > 0, report.dropped, len(chunk)))
+        tree, recovered, dropped, _ = hit
         stale = False
         if memory is not None and (region := region_key(chunk)) is not None:
             if tree is not None and not recovered and not dropped:

@@ -10,6 +10,7 @@ source text without blanks, as ``p4_symbols`` records them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ class TypeShape:
     size: str | None
 
 
+@functools.lru_cache(maxsize=4096)
 def shape(type_text: str | None) -> TypeShape | None:
     if not type_text:
         return None
@@ -62,10 +64,14 @@ def shape(type_text: str | None) -> TypeShape | None:
 class TypeTable:
     def __init__(self, syms: Iterable[Sym] = ()) -> None:
         self.types: dict[str, Sym] = {}
+        self._named: dict[str | None, dict[str, Member]] = {}
+        """Each type's members by name, made on first use (a diagnostics run asks for a
+        member per path step: a list scanned each time made a header of many fields quadratic)."""
         for sym in syms:
             self.add(sym)
 
     def add(self, sym: Sym) -> None:
+        self._named.clear()
         if sym.kind in TYPE_KINDS:
             # a full declaration wins over a type-only one (parser P(...); then parser P(...) {...})
             old = self.types.get(sym.name)
@@ -129,7 +135,9 @@ class TypeTable:
         return []
 
     def member(self, type_text: str | None, name: str) -> Member | None:
-        for member in self.members(type_text):
-            if member.name == name:
-                return member
-        return None
+        named = self._named.get(type_text)
+        if named is None:
+            named = self._named[type_text] = {}
+            for member in self.members(type_text):
+                named.setdefault(member.name, member)
+        return named.get(name)

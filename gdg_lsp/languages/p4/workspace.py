@@ -180,7 +180,11 @@ class Analysis:
 
 
 _included: BoundedCache[tuple, IncludedFile] = BoundedCache("p4.included-files", 64)
-_documents: BoundedCache[tuple, Analysis] = BoundedCache("p4.analyses", 16)
+_documents: BoundedCache[tuple, Analysis] = BoundedCache("p4.analyses", 16, max_weight=1_500_000,
+                                                          weigh=lambda analysis: len(analysis.text))
+"""Weighed by the text's length: an analysis of a 0.3 M-character document holds ~50,000
+objects that every full collection of the garbage collector walks (16 of them made each
+one last a second)."""
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
