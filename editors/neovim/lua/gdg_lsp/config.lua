@@ -40,19 +40,30 @@ M.defaults = {
     -- true / false force one or the other (true fails on 0.11).
     native = "auto",
     debounce_ms = 120,
-    hl_group = "GdgGhostText", -- linked to Comment unless you define it
+    -- "automatic": ask after a pause in typing; "manual": ask only on the request key.
+    trigger = "automatic",
+    -- Per language (Neovim filetype): false turns suggestions off there, e.g.
+    -- { sql = false }; "*" stands for the languages not named ({ ["*"] = false, python = true }).
+    filetypes = {},
+    hl_group = "GdgGhostText", -- grey italic (gui and cterm colours) unless you define it
     -- Insert-mode keys; set one to false to leave that key alone, or
-    -- `keymaps = false` for none at all. Accept falls back to the key's
-    -- normal behaviour when no suggestion is shown.
+    -- `keymaps = false` for none at all. Accept, accept_word, accept_line and
+    -- dismiss are the key they replace (your mapping of it, a snippet jump, a
+    -- plain Tab) when no suggestion is shown.
     keymaps = {
       accept = "<Tab>",
+      accept_word = "<M-Right>",
+      accept_line = "<M-Down>",
       dismiss = "<C-]>",
       next = "<M-]>",
       prev = "<M-[>",
       request = "<M-\\>",
     },
   },
-  -- Define :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus.
+  -- Echo the server's progress (the model loading) in the message area; false when a
+  -- progress plugin or your statusline (vim.lsp.status()) shows it.
+  progress = true,
+  -- Define :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource, :GdgLsp.
   commands = true,
 }
 
@@ -67,7 +78,9 @@ function M.merge(user)
     if over == nil then
       return vim.deepcopy(base)
     end
-    if type(base) ~= "table" or type(over) ~= "table" or is_list(over) or is_list(base) then
+    -- an empty table is a list to vim.islist: over a table of options it changes none
+    -- (setup({}) kept no default at all)
+    if type(base) ~= "table" or type(over) ~= "table" or is_list(base) or (is_list(over) and next(over) ~= nil) then
       return vim.deepcopy(over)
     end
     local out = vim.deepcopy(base)
@@ -209,6 +222,11 @@ M.user_only = {
 -- The plugin's own options that choose the program it starts.
 M.program_options = { "cmd", "server_path", "args", "trust_workspace_venv" }
 
+-- The plugin's own options that choose in which languages, and when, the code around the cursor
+-- goes to the server: a project cannot turn suggestions on where you turned them off, nor make
+-- the plugin ask after every pause where you ask on a key.
+M.inline_choices = { "inline.enabled", "inline.filetypes", "inline.trigger" }
+
 -- The files Neovim's 'exrc' sources from the current folder (after :trust).
 M.exrc_names = { [".nvim.lua"] = true, [".nvimrc"] = true, [".exrc"] = true }
 
@@ -258,9 +276,9 @@ function M.is_exrc(source)
   return type(source) == "string" and source:sub(1, 1) == "@" and M.exrc_names[vim.fs.basename(source:sub(2))] == true
 end
 
---- The options of a setup{} written in a project's exrc file: its program options and
---- user-only settings are those of the user's own setup{} before it (`previous`, or
---- the defaults); the names it tried to set.
+--- The options of a setup{} written in a project's exrc file: its program options, inline
+--- choices and user-only settings are those of the user's own setup{} before it (`previous`,
+--- or the defaults); the names it tried to set.
 function M.without_project_choices(user, previous)
   user = vim.deepcopy(user or {})
   previous = previous or M.defaults
@@ -270,6 +288,18 @@ function M.without_project_choices(user, previous)
       table.insert(dropped, key)
     end
     user[key] = vim.deepcopy(previous[key])
+  end
+  if user.inline == false then
+    user.inline = { enabled = false }
+  end
+  for _, key in ipairs(M.inline_choices) do
+    local own = lookup(previous, key)
+    if lookup(user, key) ~= nil and not vim.deep_equal(lookup(user, key), own) then
+      table.insert(dropped, key)
+    end
+    if type(user.inline) == "table" then
+      put(user, key, own)
+    end
   end
   user.settings = user.settings or {}
   for _, key in ipairs(M.pin_user_only(user.settings, previous.settings or {})) do
