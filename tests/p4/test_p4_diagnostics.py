@@ -62,3 +62,26 @@ def test_undeclared_types_and_syntax_errors(p4):
 def test_paths_through_unknown_types_are_not_judged(p4):
     text = "#include <core.p4>\ncontrol C<T>(inout T x) {\n    apply {\n        x.anything = 1;\n    }\n}\n"
     assert _findings(p4, text) == []
+
+
+def test_unknown_names_get_the_closest_declared_name_as_their_quick_fix(p4):
+    text = BASIC.replace("        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;\n", (
+        "        hdr.ipv4.tttl = hdr.ipv4.ttl - 1;\n"
+        "        hdr.ipv4.ttl.low = 1;\n"
+        "        standard_metadata.egress_spc = port;\n"
+        "        hits.cnt(1);\n"
+        "        nosuch(hdr);\n"
+        "        forwrd(dstAddr, port);\n"  # P4 declares before use: no action calls itself
+    ))
+    text = text.replace("        hits.count(0);\n", "        hits.count(0);\n        forwrd(0, 0);\n")
+    text = text.replace("    bit<32> nhop;\n", "    nhop_t nhop;\n")
+    text = text.replace("transition accept;\n    }\n}", "transition parse_ipv5;\n    }\n}")
+    text = text.replace("hdr.ipv4.dstAddr: lpm;", "hdr.ipv4.dstAddr: exakt;")
+    text = text.replace("            drop;\n", "            dropp;\n")
+    text = text.replace("default: accept;", "Color.GREN: accept;\n            error.BadHopp: accept;\n            default: accept;")
+    found = sorted(((text[f.start:f.end], (f.data or {}).get("replacement"))
+                    for f in p4.diagnostics(snapshot(p4, text), workspace())), key=repr)
+    assert found == sorted([("tttl", "ttl"), ("low", None), ("egress_spc", "egress_spec"), ("cnt", "count"),
+                            ("nosuch", None), ("forwrd", None), ("forwrd", "forward"), ("nhop_t", "hop_t"),
+                            ("parse_ipv5", "parse_ipv4"), ("exakt", "exact"), ("dropp", "drop"),
+                            ("GREN", "GREEN"), ("BadHopp", "BadHop")], key=repr)

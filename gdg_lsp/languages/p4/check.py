@@ -10,6 +10,10 @@ have is reported. A path through a type the analysis cannot see (a type
 parameter, an unresolved include) is not judged. An ``#include`` whose file was
 not read (outside the workspace and the configured folders, or too large) is
 reported on its line.
+
+Each finding about a name carries the closest name declared there as ``replacement``
+(``languages/suggest.py``; the server offers it as a quick fix): only names the same
+lookup would have accepted at that place are candidates, so a fix is never a ghost.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from gdg_lsp.languages.p4.gamma import BUILTIN_STATES, visible
 from gdg_lsp.languages.p4.symbols import Ref, Scope, Sym
 from gdg_lsp.languages.p4.types import TABLE_RESULT, TypeTable, shape
 from gdg_lsp.languages.p4.workspace import Analysis
+from gdg_lsp.languages.suggest import closest
 
 VALUE_KINDS = frozenset({"param", "variable", "constant", "instance", "action", "table", "extern_function",
                          "function", "value_set"})
+ACTION_KINDS = frozenset({"action"})
 BUILTIN_TYPES = frozenset({"bit", "int", "varbit", "bool", "error", "string", "void", "tuple", "list", "match_kind"})
 
 
@@ -103,6 +109,22 @@ class _Resolver:
     def match_kind_declared(self, name: str, offset: int) -> bool:
         return name in self.match_kinds or self._first_start.get(("match_kind", name), offset) < offset
 
+    # -- what would have been accepted (candidates for a fix) -------------------------------------
+
+    def values_at(self, scope: Scope, offset: int, kinds: frozenset[str] = VALUE_KINDS) -> set[str]:
+        names = {sym.name for s in scope.chain() for sym in s.syms if sym.kind in kinds and visible(sym, s, offset)}
+        names |= {n for n, sym in self.global_values.items() if sym.kind in kinds}
+        return names | (self.macros(offset) if kinds is VALUE_KINDS else set())
+
+    def types_at(self, offset: int) -> set[str]:
+        declared = {n for n, syms in self._top_types.items() if any(sym.start < offset for sym in syms)}
+        return set(BUILTIN_TYPES) | self.type_params | declared | self.type_names | self.macros(offset)
+
+    def declared_before(self, kind: str, offset: int) -> set[str]:
+        """Error or match-kind names declared before ``offset`` (the includes' at any place)."""
+        given = self.errors if kind == "error" else self.match_kinds
+        return given | {name for (k, name), start in self._first_start.items() if k == kind and start < offset}
+
     def known(self, type_text: str | None) -> bool:
         """Whether the analysis can see what the type is (a type parameter it cannot)."""
         s = shape(type_text)
@@ -114,8 +136,13 @@ class _Resolver:
         return sym is not None or (final is not None and final.base in BUILTIN_TYPES - {"tuple", "list"})
 
 
-def _finding(segment: tuple[str, int, int], message: str, code: str, **data) -> Finding:
+def _finding(segment: tuple[str, int, int], message: str, code: str, candidates=(), **data) -> Finding:
+    """A warning on ``segment``; the closest of ``candidates`` to its name is the replacement."""
     _, start, end = segment
+    name = data.get("name")
+    if isinstance(name, str) and name.isidentifier() and (fix := closest(name, candidates)) is not None:
+        data["replacement"] = fix
+        message += f"; did you mean {fix}?"
     return Finding(start, end, message, code, "warning", data or None)
 
 
@@ -139,49 +166,53 @@ def _check_ref(ref: Ref, r: _Resolver) -> Finding | None:
     name, offset, _ = root
     if ref.kind == "type":
         if not r.is_type(name, offset):
-            return _finding(root, f"undeclared type '{name}'", "undeclared-type", name=name)
+            return _finding(root, f"undeclared type '{name}'", "undeclared-type", r.types_at(offset), name=name)
         return None
     if ref.kind == "state":
         parser = next((s for s in ref.scope.chain() if s.kind == "parser"), None)
         states = {s.name for s in parser.syms if s.kind == "state"} if parser else set()
         if name not in states and name not in BUILTIN_STATES:
-            return _finding(root, f"undeclared parser state '{name}'", "undeclared-state", name=name)
+            return _finding(root, f"undeclared parser state '{name}'", "undeclared-state", states | set(BUILTIN_STATES),
+                            name=name)
         return None
     if ref.kind == "match_kind":
         if not r.match_kind_declared(name, offset):
-            return _finding(root, f"undeclared match kind '{name}'", "undeclared-match-kind", name=name)
+            return _finding(root, f"undeclared match kind '{name}'", "undeclared-match-kind",
+                            r.declared_before("match_kind", offset), name=name)
         return None
     if ref.kind == "action":
         found = r.value(name, ref.scope, offset)
         if not isinstance(found, Sym) or found.kind != "action":
-            return _finding(root, f"undeclared action '{name}'", "undeclared-action", name=name)
+            return _finding(root, f"undeclared action '{name}'", "undeclared-action",
+                            r.values_at(ref.scope, offset, ACTION_KINDS), name=name)
         return None
     if ref.kind == "error":
         member = ref.segments[1]
         if not r.error_declared(member[0], offset):
-            return _finding(member, f"undeclared error 'error.{member[0]}'", "undeclared-error", name=member[0])
+            return _finding(member, f"undeclared error 'error.{member[0]}'", "undeclared-error",
+                            r.declared_before("error", offset), name=member[0])
         return None
     if ref.kind == "type_member":
         type_sym = r.type_declared(name, offset)
         if type_sym is None:
             if name in r.type_params:
                 return None
-            return _finding(root, f"undeclared type '{name}'", "undeclared-type", name=name)
+            return _finding(root, f"undeclared type '{name}'", "undeclared-type", r.types_at(offset), name=name)
         member = ref.segments[1]
-        if type_sym.kind in ("enum", "ser_enum"):
-            if member[0] not in {m.name for m in type_sym.members}:
-                return _finding(member, f"enum '{name}' has no member '{member[0]}'", "invalid-field-path",
-                                name=member[0], type=name)
-        elif type_sym.kind in ("typedef", "newtype"):
+        if type_sym.kind in ("typedef", "newtype"):
             target, _ = r.types.definition(type_sym.type)
-            if target is not None and target.kind in ("enum", "ser_enum") and member[0] not in {m.name for m in target.members}:
-                return _finding(member, f"enum '{name}' has no member '{member[0]}'", "invalid-field-path",
+            type_sym = target if target is not None and target.kind in ("enum", "ser_enum") else type_sym
+        if type_sym.kind in ("enum", "ser_enum"):
+            names = {m.name for m in type_sym.members}
+            if member[0] not in names:
+                return _finding(member, f"enum '{name}' has no member '{member[0]}'", "invalid-field-path", names,
                                 name=member[0], type=name)
         return None
     # a value or a path
     found = r.value(name, ref.scope, offset)
     if found is None:
-        return _finding(root, f"undeclared name '{name}'", "undeclared-name", name=name)
+        return _finding(root, f"undeclared name '{name}'", "undeclared-name", r.values_at(ref.scope, offset),
+                        name=name)
     if not isinstance(found, Sym) or len(ref.segments) == 1:
         return None
     if found.kind == "table":
@@ -189,7 +220,7 @@ def _check_ref(ref: Ref, r: _Resolver) -> Finding | None:
         member = ref.segments[1]
         if member[0] != "apply":
             return _finding(member, f"table '{name}' has no member '{member[0]}' (only apply)",
-                            "invalid-field-path", name=member[0], type="table")
+                            "invalid-field-path", ("apply",), name=member[0], type="table")
         return None
     if found.kind in ("action", "function", "extern_function"):
         member = ref.segments[1]
@@ -206,7 +237,8 @@ def _check_ref(ref: Ref, r: _Resolver) -> Finding | None:
             shown = f"{walked}[...]" if member_name == "[]" else f"{walked}.{member_name}"
             what = "is not a header stack" if member_name == "[]" else f"has no member '{member_name}'"
             return _finding(segment, f"invalid field path '{shown}': '{walked}' ({type_text}) {what}",
-                            "invalid-field-path", name=member_name, type=type_text)
+                            "invalid-field-path", (m.name for m in r.types.members(type_text)),
+                            name=member_name, type=type_text)
         if member.method:
             return None
         type_text = member.type
