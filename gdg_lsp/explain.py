@@ -121,7 +121,8 @@ def explain_suggestion(suggestion: Suggestion, settings: Settings, dialect: str 
             "dialect": dialect,
             "grammar": grammar_engines.in_dialect(trace.source, dialect) if trace.source is not None else None,
             "coverage": None if trace.coverage is None else {
-                "slotted": trace.coverage.slotted, "checked": trace.coverage.checked, "open": trace.coverage.open},
+                "slotted": trace.coverage.slotted, "checked": trace.coverage.checked, "open": trace.coverage.open,
+                "declared": trace.coverage.declared},
         })
     report["statements"] = statements
     report["text"] = "\n".join(_text_lines(report))
@@ -169,6 +170,10 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {authored_sentence(summary['fragmentText'])}")
         if summary.get("reason"):
             lines.append(f"  reason: {summary['reason']}")
+        if summary.get("notGuaranteedBecause"):
+            lines.append(f"  not guaranteed: {summary['notGuaranteedBecause']}")
+        for dropped in summary.get("dropped", []):
+            lines.append(f"  not shown: {dropped['text']!r}: {dropped['why']}")
         lines.append(f"  timings (ms): {summary['timingsMs']}; prompt {summary['promptTokens']} tokens "
                      f"({summary['reusedTokens']} reused from the KV cache)")
         lines.append(f"  prompt template: {summary['promptTemplate']}"
@@ -182,6 +187,8 @@ def _text_lines(report: dict[str, Any]) -> list[str]:
                 cov = st["coverage"]
                 lines.append(f"  reference positions: {cov['slotted']} slotted, {cov['checked']} checked, "
                              f"{len(cov['open'])} open" + (f": {'; '.join(cov['open'])}" if cov["open"] else ""))
+                if cov.get("declared"):  # declarations, as `x = ...` is: said, not open
+                    lines.append(f"  declares: {'; '.join(cov['declared'])}")
             lines.append(f"  timings (ms): {st['timingsMs']}")
         first = report["statements"][0] if report["statements"] else None
         if first and first["grammarEngine"]:

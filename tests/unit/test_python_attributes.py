@@ -188,3 +188,27 @@ def test_a_receiver_that_cannot_be_read_keeps_new_attributes_open_and_says_why(b
     assert coverage.open == ["new attribute anything of self (class K: its base Mystery cannot be read)"]
     unknown = PythonAnalyzer().coverage("value.anything = 1", hole.gamma)
     assert unknown.open == ["new attribute anything of value"]
+
+
+def _suggest(hole: Hole, line: str, byte_engine):
+    from gdg_lsp.executor import Executor, Prompt
+    from gdg_lsp.service.local import Suggestion
+    from tests.unit.test_python_surfaces import ScriptedDecoder
+
+    execution = Executor(PythonAnalyzer(), ScriptedDecoder(line, byte_engine), byte_engine).run(
+        hole, Prompt([]), "scope", max_tokens=10, max_lines=1)
+    return Suggestion(execution.text, hole.cursor, hole.cursor, "python", "scope", rung=execution.rung, hole=hole,
+                      execution=execution)
+
+
+def test_the_label_and_explain_say_what_a_suggestion_declares_and_what_is_open(byte_engine):
+    from gdg_lsp.explain import explain_suggestion
+
+    declared = _suggest(hole_at("<post_init>"), "self.cache = {}", byte_engine)
+    assert declared.text == "self.cache = {}" and declared.guaranteed and declared.open_positions == []
+    assert "declares: new attribute self.cache (in __post_init__, a defining method)" in \
+        explain_suggestion(declared, Settings())["text"]
+    code = "from not_a_module_anywhere import Mystery\n\nclass K(Mystery):\n    def run(self):\n        <cursor>\n"
+    unread = _suggest(hole_at("<cursor>", code), "self.anything = 1", byte_engine)
+    assert not unread.guaranteed
+    assert unread.open_positions == ["new attribute anything of self (class K: its base Mystery cannot be read)"]
