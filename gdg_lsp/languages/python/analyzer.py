@@ -228,8 +228,7 @@ def _attribute_targets(root: Any) -> list[str]:
             attr = target.child_by_field_name("attribute")
             if obj is not None and obj.type == "identifier" and attr is not None:
                 found.append(f"{obj.text.decode()}.{attr.text.decode()}")
-        elif target.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
-                             "parenthesized_expression"):
+        elif target.type in python_coverage.TARGET_CONTAINERS:
             stack.extend(target.named_children)
     return found
 

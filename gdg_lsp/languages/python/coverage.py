@@ -86,20 +86,23 @@ def _bound_inside(node: Any) -> set[str]:
     return names
 
 
-def _is_target(node: Any) -> bool:
+TARGET_CONTAINERS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
+                               "parenthesized_expression", "list_splat_pattern"})
+"""Nodes a target may sit in (``a, (self.x, *b) = ...``)."""
+
+
+def is_target(node: Any) -> bool:
     """An attribute assigned to (``self.x = ...``, ``for self.i in``, ``with ... as self.f``),
     not read first (an augmented assignment and ``del`` read it)."""
     child, parent = node, node.parent
-    while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple",
-                                                   "list", "expression_list", "parenthesized_expression"):
+    while parent is not None and parent.type in TARGET_CONTAINERS:
         child, parent = parent, parent.parent
     if parent is None:
         return False
     if parent.type == "as_pattern_target":
         return True
-    if parent.type in ("assignment", "for_statement", "for_in_clause") and parent.child_by_field_name("left") is not None:
-        return parent.child_by_field_name("left").id == child.id
-    return False
+    left = parent.child_by_field_name("left") if parent.type in ("assignment", "for_statement", "for_in_clause") else None
+    return left is not None and left.id == child.id
 
 
 def coverage(tree: Any, source: bytes, gamma: Gamma) -> Coverage:
@@ -140,7 +143,7 @@ def _attribute(node: Any, gamma: Gamma, shadowed: frozenset[str], scoped: bool, 
         return
     owner = gamma.lookup(receiver) if known else None
     shown = (receiver or _text(obj))[:40]
-    if _is_target(node):
+    if is_target(node):
         if owner is not None and "members" in owner.attrs:
             if "declares" in owner.attrs:
                 out.declared.append(f"new attribute {receiver}.{attr} ({owner.attrs['declares']})")

@@ -35,6 +35,7 @@ from gdg_lsp.gamma import Binding, Gamma
 from gdg_lsp.languages.base import Finding
 from gdg_lsp.languages.python import classes, scopes, signatures
 from gdg_lsp.languages.python import members as python_members
+from gdg_lsp.languages.python.coverage import TARGET_CONTAINERS, is_target
 from gdg_lsp.languages.python.members import Enclosing, Found, MemberLayer
 from gdg_lsp.languages.python.surfaces import SurfaceReader
 from gdg_lsp.languages.suggest import closest
@@ -55,8 +56,6 @@ _FACTS = tree_sitter.Query(LANGUAGE, """
 """)
 ASSIGNED = re.compile(rb"[ \t]*=(?!=)")
 
-_TARGET_CONTAINERS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
-                                "parenthesized_expression", "list_splat_pattern"})
 
 
 @dataclass
@@ -108,7 +107,7 @@ def findings(probe: Probe) -> list[Finding]:
             out += _keyword_findings(call, f"{ref.name}.{name}", surface.members[name].keywords, source)
         if own and not surface.constructed and _class_name(what) not in guards.called:
             continue  # no class of its MRO makes instances, nor does the document: a mixin
-        if _is_target(attribute) or not _judged(name, what, own, guards, attribute, ref.name):
+        if is_target(attribute) or not _judged(name, what, own, guards, attribute, ref.name):
             continue
         if surface.private_unknown and (name.startswith("_") or _class_name(what).startswith("_")):
             continue  # a class of its MRO was read from a stub, which leaves private names (and classes) out
@@ -163,18 +162,6 @@ def _bound_once(decl: scopes.Decl, owner: scopes.Scope) -> bool:
         return len(decls) == 1
     return all((d.sort, d.attrs.get("call"), d.attrs.get("annotation")) ==
                (decl.sort, decl.attrs.get("call"), decl.attrs.get("annotation")) for d in decls)
-
-
-def _is_target(node: Any) -> bool:
-    """An attribute assigned to, not read first (``x.a = ...``, ``for x.a in``, ``with ... as x.a``)."""
-    child, parent = node, node.parent
-    while parent is not None and parent.type in _TARGET_CONTAINERS:
-        child, parent = parent, parent.parent
-    if parent is None:
-        return False
-    if parent.type == "as_pattern_target":
-        return True
-    return parent.type in ("assignment", "for_statement", "for_in_clause") and parent.child_by_field_name("left") == child
 
 
 def _judged(name: str, what: str, own: bool, guards: _Guards, node: Any, receiver: str) -> bool:
@@ -318,7 +305,7 @@ def _target_attributes(target: Any):
         node = stack.pop()
         if node.type == "attribute":
             yield node
-        elif node.type in _TARGET_CONTAINERS or node.type == "as_pattern_target":
+        elif node.type in TARGET_CONTAINERS or node.type == "as_pattern_target":
             stack.extend(node.named_children)
 
 
