@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gdg_lsp.bench.costs_workspace import PeakResident, p4_keystrokes
 from gdg_lsp.bench.inprocess import InProcessServer
+from gdg_lsp.latency import percentile
 from gdg_lsp.languages.p4.workspace import MAX_INCLUDE_BYTES
 
 OPTIONS = {"model": "/nonexistent/gdg-test-model.gguf", "diagnostics": True}
@@ -29,8 +30,9 @@ HOVER = {"line": 3, "character": 22}  # on SWAPPED_CONSTANT
 async def test_completion_in_a_large_p4_document_costs_a_bounded_time_per_key(tmp_path):
     enters, keys, size = await p4_keystrokes(tmp_path, 300_000, 6)
     assert size >= 300_000
-    # generous: a whole parse of the control alone took 6 s on the same machine
-    assert max(enters) < 2500 and max(keys) < 2500, (enters, keys)
+    # generous (a shared machine, other tests' objects for the collector to walk): before,
+    # the median key took 7-9 s and an Enter up to 13 s, each waiting for a whole parse
+    assert percentile(keys, 0.5) < 500 and max(enters + keys) < 10_000, (enters, keys)
 
 
 async def _hover_after_the_swap(root: Path, swap) -> tuple[dict | None, float]:
