@@ -7,6 +7,7 @@ on one worker thread: it owns the model backend (and its KV cache).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,15 @@ from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.service.fragment_library import Authored, authored
 from gdg_lsp.settings import Settings
+
+GUARANTEED_RUNGS = ("pin", "ctx", "gamma")
+"""Rungs whose slots are Γ-slots (``fragments.Choice.guaranteed``)."""
+
+
+def is_guaranteed(rung: str | None, open_positions: list[str], written: Authored | None) -> bool:
+    """Every reference position was a Γ-slot (or checked by the analyzer), and no word is a user's
+    fragment file's own text (only Γ slots are a guarantee)."""
+    return rung in GUARANTEED_RUNGS and not open_positions and not (written is not None and written.words)
 
 
 @dataclass
@@ -55,6 +65,14 @@ class Suggestion:
     authored: Authored | None = None
     """Decoded under a fragment from a user's file: that file, and the words of the suggestion its
     template wrote itself (no Γ slot vouches for them)."""
+    dropped: list[dict[str, str]] = field(default_factory=list)
+    """Candidates decoded and not shown (``gdg.showUnguaranteed``), each ``{text, why}``."""
+    alternatives: dict[str, Any] = field(default_factory=dict)
+    """How the search for ``gdg.candidates`` went: ``wanted``, ``found``, ``cut`` (``time``,
+    ``cancelled``, ``attempts``: the model gave no more distinct ones; None) and ``pending``
+    (the rest comes in a time slice of its own: ``CompletionService.more_candidates``)."""
+    more: Any = field(default=None, repr=False)
+    """What ``more_candidates`` continues from (the search so far, its hole and prompt)."""
 
     @property
     def open_positions(self) -> list[str]:
@@ -66,8 +84,19 @@ class Suggestion:
     def guaranteed(self) -> bool:
         """Every reference position of the suggestion was a Γ-slot (or checked by the analyzer), and
         no word of it is a user's fragment file's own text (only Γ slots are a guarantee)."""
-        return self.rung in ("pin", "ctx", "gamma") and not self.open_positions and \
-            not (self.authored is not None and self.authored.words)
+        return is_guaranteed(self.rung, self.open_positions, self.authored)
+
+    def unguaranteed_because(self) -> str | None:
+        """Why a suggestion shown is not guaranteed, in words an editor may show beside it (None: it is)."""
+        if not self.text or self.guaranteed:
+            return None
+        if self.rung not in GUARANTEED_RUNGS:
+            checked = "; the diagnostics find no name in it that does not exist" \
+                if self.hole is not None and self.constraint == "scope" else ""
+            return f"rung {self.rung or 'none'}: its names are not drawn from Γ{checked}"
+        if self.open_positions:
+            return f"open positions, not checked against Γ: {'; '.join(self.open_positions)}"
+        return "words of a user's fragment file, not drawn from Γ"
 
     def coverage(self) -> dict[str, Any]:
         """What the rung covered: counts of slotted and checked reference positions, the open ones."""
@@ -106,6 +135,9 @@ class Suggestion:
             "suffixTokens": self.suffix_tokens,
             "reusedTokens": self.reused_tokens,
             "candidates": [c.summary() for c in self.candidates],
+            "notGuaranteedBecause": self.unguaranteed_because(),
+            "dropped": list(self.dropped),
+            "alternatives": dict(self.alternatives),
             "timingsMs": {k: round(v * 1000, 2) for k, v in self.timings.items()},
         }
 
@@ -199,12 +231,16 @@ class CompletionService:
         settings: Settings,
         cancel: threading.Event | None = None,
         measure_free_bits: bool = False,
+        first_only: bool = False,
     ) -> Suggestion:
         """``measure_free_bits``: count the allowed tokens at every step (a whole
         mask per token: benchmarks and explain); otherwise the model's choice is
-        checked first and the mask built only when the grammar refuses it."""
+        checked first and the mask built only when the grammar refuses it.
+        ``first_only``: decode the first candidate only (the editor gets it at once); the
+        others of ``gdg.candidates`` come from ``more_candidates`` in a time slice of their own."""
         with self._model_for(snapshot.uri) as (backend, decoder):
-            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, backend, decoder)
+            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, backend, decoder,
+                                  first_only)
 
     @contextmanager
     def _model_for(self, uri: str) -> Iterator[tuple[Any, Any]]:
@@ -250,47 +286,37 @@ class CompletionService:
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
                       settings: Settings, deadline: float, cancel: threading.Event | None,
                       workspace: WorkspaceContext | None = None) -> list[Candidate]:
-        """The distinct non-empty candidates, ranked: the greedy ``first``, then up to
-        ``gdg.candidates - 1`` sampled ones (while time is left), each fitted to the suffix.
-        When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the
-        model closing the call at once), the model's next choice is decoded greedily with that
-        first closer masked, then sampled ones are drawn, even for one candidate: a suggestion
-        is possible there, and silence is not one."""
-        wanted = settings.candidates
-        parser = analyzer.parser() if wanted > 1 else None
-        found: list[Candidate] = []
-        seen: set[tuple[str, int]] = set()
-        only_suffix = False
-        closer = suffix.rest_of_line(snapshot.text, hole.cursor).lstrip()[:1]
-        next_best_tried = False
-        for attempt in range(2 + max(wanted - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE):
-            if attempt and (len(found) >= wanted or time.monotonic() > deadline or (cancel and cancel.is_set())):
-                break
-            if attempt and wanted == 1 and not only_suffix:
-                break  # one candidate: a second decode only when the first just wrote the suffix back
-            if attempt == 0:
-                execution = first
-            elif only_suffix and closer and not next_best_tried:
-                # the greedy answer only closed what the suffix closes: its next-best start instead
-                next_best_tried = True
-                execution = run(avoid_start=closer)
-            else:
-                execution = run(candidates.SAMPLING_TEMPERATURE, attempt)
-            fitted = suffix.fit(execution.text, snapshot.text, hole.cursor, hole.replace_end) if settings.suffix \
-                else suffix.Fit(execution.text, hole.replace_end)
-            if not fitted.text.strip() or (fitted.text, fitted.end) in seen:
-                only_suffix = only_suffix or (attempt == 0 and bool(execution.text.strip()))
-                continue
-            seen.add((fitted.text, fitted.end))
-            parses = candidates.line_parses(parser, snapshot.text, hole.cursor, fitted.end, fitted.text) \
-                if wanted > 1 else None
-            checked = analyzer.statement_check(snapshot, hole, fitted.end, fitted.text, workspace) \
-                if wanted > 1 and workspace is not None else None
-            found.append(Candidate(fitted.text, fitted.end, execution, parses, checked))
-        return candidates.rank(found) if wanted > 1 else found
+        """The candidates ``gdg.candidates`` asks for in one time slice, shown ones only, ranked
+        (``_Search``)."""
+        search = _Search(first, snapshot, hole, analyzer, settings, workspace)
+        search.extend(run, settings.candidates, deadline, cancel)
+        return search.ranked(settings.candidates)[0]
+
+    def more_candidates(self, suggestion: Suggestion, snapshot: Snapshot, settings: Settings,
+                        cancel: threading.Event | None = None) -> Suggestion:
+        """``suggestion`` (made with ``first_only``) with the rest of its ``gdg.candidates``, decoded
+        now in a time slice of their own (``gdg.timeoutMs`` from this call), all ranked together."""
+        began = time.perf_counter()
+        more = suggestion.more
+        if more is None or settings.candidates <= 1:
+            return suggestion
+        search, prompt = more
+        deadline = time.monotonic() + settings.timeout_ms / 1000
+        with self._model_for(snapshot.uri) as (backend, decoder):
+            executor = Executor(search.analyzer, decoder, self.grammars(settings.grammar_engine))
+
+            def run(temperature: float = 0.0, seed: int | None = None, avoid_start: str = "") -> Execution:
+                return executor.run(search.hole, prompt, settings.constraint, settings.max_tokens, settings.max_lines,
+                                    deadline, cancel, temperature=temperature, seed=seed, avoid_start=avoid_start)
+
+            search.extend(run, settings.candidates, deadline, cancel)
+        found, dropped = search.ranked(settings.candidates)
+        timings = {**suggestion.timings, "alternatives": time.perf_counter() - began}
+        return self._suggestion(suggestion.execution, search, settings.candidates, found, dropped, settings, prompt,
+                                suggestion, timings)
 
     def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
-                  measure_free_bits: bool, backend: Any, decoder: Any) -> Suggestion:
+                  measure_free_bits: bool, backend: Any, decoder: Any, first_only: bool = False) -> Suggestion:
         began = time.perf_counter()
         deadline = time.monotonic() + settings.timeout_ms / 1000
         analyzer = self.analyzer_for(snapshot)
@@ -310,25 +336,133 @@ class CompletionService:
                                 avoid_start=avoid_start)
 
         execution = run()
-        found = self._alternatives(execution, run, snapshot, hole, analyzer, settings, deadline, cancel,
-                                   self.workspace)
+        search = _Search(execution, snapshot, hole, analyzer, settings, self.workspace)
+        wanted = 1 if first_only else settings.candidates
+        search.extend(run, wanted, deadline, cancel)
+        found, dropped = search.ranked(wanted)
         done = time.perf_counter()
-        reused = stats_of(backend).reused_tokens - reused_before
+        base = Suggestion("", hole.cursor, hole.replace_end, analyzer.name, settings.constraint, hole=hole,
+                          prompt_tokens=len(prompt.ids), reused_tokens=stats_of(backend).reused_tokens - reused_before,
+                          prompt_template=shape.template, suffix_tokens=shape.suffix_tokens)
+        timings = {"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
+                   "total": done - began}
+        return self._suggestion(execution, search, wanted, found, dropped, settings, prompt, base, timings)
+
+    @staticmethod
+    def _suggestion(first: Execution, search: _Search, wanted: int, found: list[Candidate],
+                    dropped: list[dict[str, str]], settings: Settings, prompt: Any, base: Suggestion,
+                    timings: dict[str, float]) -> Suggestion:
+        """``base`` (the request's hole and prompt figures) with the best of ``found`` as its text."""
         best = found[0] if found else None
         reason = None
-        if best is None and not execution.text:
-            dropped = [s.dropped for s in execution.statements if s.dropped]
-            reason = dropped[0] if dropped else f"the model produced nothing ({execution.stop_reason})"
+        if best is None and dropped:
+            reason = f"not shown: {dropped[0]['why']}"
+        elif best is None and not first.text:
+            failed = [s.dropped for s in first.statements if s.dropped]
+            reason = failed[0] if failed else f"the model produced nothing ({first.stop_reason})"
         elif best is None:
             reason = suffix.REPEATS_ONLY
-        execution = best.execution if best is not None else execution
-        return Suggestion(
-            text=best.text if best else "", start=hole.cursor, end=best.end if best else hole.replace_end,
-            language=analyzer.name, constraint=settings.constraint, rung=execution.rung,
-            stop_reason=execution.stop_reason, reason=reason, hole=hole, execution=execution,
-            prompt_tokens=len(prompt.ids), reused_tokens=reused, prompt_template=shape.template,
-            suffix_tokens=shape.suffix_tokens, candidates=found,
-            authored=authored(hole, execution.statements),
-            timings={"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
-                     "total": done - began},
-        )
+        execution = best.execution if best is not None else first
+        pending = wanted < settings.candidates and search.cut is None and not search.exhausted
+        return dataclasses.replace(
+            base, text=best.text if best else "", end=best.end if best else search.hole.replace_end,
+            rung=execution.rung, stop_reason=execution.stop_reason, reason=reason, execution=execution,
+            candidates=found, dropped=dropped, authored=authored(search.hole, execution.statements),
+            alternatives={"wanted": settings.candidates, "found": len(found), "cut": search.cut,
+                          "pending": pending},
+            more=(search, prompt) if pending else None, timings=timings)
+
+
+class _Search:
+    """The candidates of one request (``gdg.candidates``), found in one time slice or two: the
+    greedy ``first``, then sampled ones under the same mask, each fitted to the suffix, distinct.
+    When the greedy one only wrote back the text after the cursor (``)`` at ``f(|)``: the model
+    closing the call at once), the model's next choice is decoded greedily with that first
+    closer masked, then sampled ones are drawn, even for one candidate: a suggestion is possible
+    there, and silence is not one."""
+
+    def __init__(self, first: Execution, snapshot: Snapshot, hole: Hole, analyzer: Analyzer, settings: Settings,
+                 workspace: WorkspaceContext | None) -> None:
+        self.first, self.snapshot, self.hole, self.analyzer = first, snapshot, hole, analyzer
+        self.settings, self.workspace = settings, workspace
+        self.found: list[Candidate] = []
+        self._seen: set[tuple[str, int]] = set()
+        self._only_suffix = False
+        self._closer = suffix.rest_of_line(snapshot.text, hole.cursor).lstrip()[:1]
+        self._next_best_tried = False
+        self._attempt = 0
+        self.cut: str | None = None
+        """Why fewer than wanted were found: ``time``, ``cancelled``, ``attempts`` (None: not cut)."""
+        self.exhausted = False
+        """Every attempt the candidates wanted allow was made."""
+        self._guarded = 0  # found[:_guarded] have their guarantee labels
+        self._parsed = 0  # found[:_parsed] have their parse and statement checks
+
+    def extend(self, run: Any, wanted: int, deadline: float, cancel: threading.Event | None) -> None:
+        """Decode until ``wanted`` candidates are found, the time or the attempts ``gdg.candidates``
+        allows run out, or ``cancel``. A first slice (``wanted`` 1 of several) samples on while the
+        greedy decode gave nothing to show."""
+        limit = 2 + max(self.settings.candidates - 1, 1) * candidates.ATTEMPTS_PER_CANDIDATE
+        self.cut = None
+        while self._attempt < limit:
+            attempt = self._attempt
+            if attempt and len(self.found) >= wanted:
+                return
+            if attempt and cancel is not None and cancel.is_set():
+                self.cut = "cancelled"
+                return
+            if attempt and time.monotonic() > deadline:
+                self.cut = "time"
+                return
+            if attempt and self.settings.candidates == 1 and not self._only_suffix:
+                return  # one candidate: a second decode only when the first just wrote the suffix back
+            self._attempt += 1
+            if attempt == 0:
+                execution = self.first
+            elif self._only_suffix and self._closer and not self._next_best_tried:
+                # the greedy answer only closed what the suffix closes: its next-best start instead
+                self._next_best_tried = True
+                execution = run(avoid_start=self._closer)
+            else:
+                execution = run(candidates.SAMPLING_TEMPERATURE, attempt)
+            hole, text = self.hole, self.snapshot.text
+            fitted = suffix.fit(execution.text, text, hole.cursor, hole.replace_end) if self.settings.suffix \
+                else suffix.Fit(execution.text, hole.replace_end)
+            if not fitted.text.strip() or (fitted.text, fitted.end) in self._seen:
+                self._only_suffix = self._only_suffix or (attempt == 0 and bool(execution.text.strip()))
+                continue
+            self._seen.add((fitted.text, fitted.end))
+            self.found.append(Candidate(fitted.text, fitted.end, execution))
+        self.exhausted = True
+        if len(self.found) < wanted:
+            self.cut = "attempts"
+
+    def ranked(self, wanted: int) -> tuple[list[Candidate], list[dict[str, str]]]:
+        """(the candidates that may be shown, ranked when more than one is wanted; the others, with
+        why not). A candidate Γ does not vouch for is checked with the diagnostics first."""
+        policy = self.settings.show_unguaranteed if self.settings.constraint == "scope" else "always"
+        snapshot, hole, analyzer = self.snapshot, self.hole, self.analyzer
+        for candidate in self.found[self._guarded:]:
+            execution = candidate.execution
+            candidate.guaranteed = is_guaranteed(execution.rung, execution.open_positions,
+                                                 authored(hole, execution.statements))
+            if not candidate.guaranteed and policy == "noInventedNames":
+                candidate.invented = candidates.invented_names(analyzer, snapshot, hole, candidate.end,
+                                                               candidate.text, self.workspace or WorkspaceContext())
+        self._guarded = len(self.found)
+        if wanted > 1:
+            parser = analyzer.parser()
+            for candidate in self.found[self._parsed:]:
+                candidate.parses = candidates.line_parses(parser, snapshot.text, hole.cursor, candidate.end,
+                                                          candidate.text)
+                candidate.checked = analyzer.statement_check(snapshot, hole, candidate.end, candidate.text,
+                                                             self.workspace) if self.workspace is not None else None
+            self._parsed = len(self.found)
+        shown, dropped = [], []
+        for candidate in self.found:
+            why = candidates.unshown_because(candidate, policy)
+            if why is None:
+                shown.append(candidate)
+            else:
+                dropped.append({"text": candidate.text, "why": why})
+        return (candidates.rank(shown) if wanted > 1 else shown), dropped

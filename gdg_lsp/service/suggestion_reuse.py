@@ -6,6 +6,12 @@ editor's partial accept: next word, next line), the answer is the rest of it;
 when the document and the position are the same as for an earlier answer, the
 answer is that answer again. Neither needs the model.
 
+A suggestion is shown with its alternatives (``gdg.candidates``), each an ``Item`` with the
+id the editor reports it by (ACCEPT_PROTOCOL.md); the rest of an item keeps its id. Typing
+through filters them: the items the typed text starts are kept, each shortened, the others go.
+Alternatives decoded after the first was shown (their own time slice) join the document's
+entry (``add_alternatives``), filtered by what was typed meanwhile.
+
 Both are offered only under the conditions the suggestion was made under:
 
 - the document is the one the suggestion was shown in with exactly the
@@ -80,22 +86,50 @@ def hole_key(hole: Hole) -> str:
 
 
 @dataclass(frozen=True)
+class Item:
+    """One suggestion of those shown together (the first and its alternatives)."""
+
+    text: str
+    """What it inserts (the rest, once its start was typed through)."""
+    end: int
+    """The end of the range it replaces (text the editor auto-inserted after the cursor)."""
+    id: str = ""
+    """The id the editor reports it by; its rest keeps it."""
+    offset: int = 0
+    """Characters of the suggestion as first served that come before ``text`` (typed through
+    or accepted since)."""
+
+    def typed_through(self, typed: str) -> Item | None:
+        """The rest after ``typed``, when ``typed`` is a start of it that leaves something."""
+        if not typed or len(typed) >= len(self.text) or not self.text.startswith(typed):
+            return None
+        return Item(self.text[len(typed):], self.end + len(typed), self.id, self.offset + len(typed))
+
+
+@dataclass(frozen=True)
 class Shown:
-    """A suggestion as the editor was given it."""
+    """Suggestions as the editor was given them."""
 
     uri: str
     text: str
-    """The document's text it was made for."""
+    """The document's text they were made for."""
     start: int
-    """Where it is inserted (code points)."""
-    end: int
-    """The end of the range it replaces (text the editor auto-inserted after the cursor)."""
-    suggestion: str
+    """Where they are inserted (code points)."""
+    items: tuple[Item, ...]
+    """The first one and its alternatives, in the order served."""
     settings: tuple
     hole: str
-    """``hole_key`` of the hole it was decoded at."""
+    """``hole_key`` of the hole they were decoded at."""
     info: Any = None
-    """The debug data of the decode it came from (``Suggestion.summary()``)."""
+    """The debug data of the decode they came from (``Suggestion.summary()``)."""
+
+    @property
+    def suggestion(self) -> str:
+        return self.items[0].text
+
+    @property
+    def end(self) -> int:
+        return self.items[0].end
 
 
 @dataclass(frozen=True)
@@ -127,13 +161,31 @@ class SuggestionReuse:
         self.stats = ReuseStats()
 
     def remember(self, snapshot: Snapshot, start: int, end: int, suggestion: str, settings: Settings, hole: Hole,
-                 info: Any = None) -> None:
-        """The editor was shown ``suggestion`` for ``[start, end)`` of ``snapshot`` (decoded at ``hole``)."""
-        self._keep(Shown(snapshot.uri, snapshot.text, start, end, suggestion, settings_key(settings), hole_key(hole),
-                         info))
+                 info: Any = None, item_id: str = "", others: tuple[Item, ...] = ()) -> None:
+        """The editor was shown ``suggestion`` for ``[start, end)`` of ``snapshot`` (decoded at ``hole``),
+        by the id ``item_id``, and the alternatives ``others`` after it."""
+        items = tuple(item for item in (Item(suggestion, end, item_id), *others) if item.text)
+        if items:
+            self._keep(Shown(snapshot.uri, snapshot.text, start, items, settings_key(settings), hole_key(hole), info))
+
+    def add_alternatives(self, uri: str, first_id: str, items: list[Item], info: Any = None) -> Shown | None:
+        """Alternatives decoded after the suggestion ``first_id`` was shown: ``items`` (that one
+        among them, in the order to serve, as at the position it was shown at) replace the
+        document's entry's, filtered by what was typed through since, with ``info`` as its debug
+        data. None when the document shows something else by now (they are for a suggestion gone)."""
+        shown = self._shown.get(uri)
+        if shown is None or shown.items[0].id != first_id:
+            return None
+        typed = shown.text[shown.start - shown.items[0].offset : shown.start]
+        kept = tuple(rest for item in items if (rest := item.typed_through(typed) if typed else item) is not None)
+        if not kept:
+            return None
+        updated = replace(shown, items=kept, info=info if info is not None else shown.info)
+        self._keep(updated)
+        return updated
 
     def _keep(self, shown: Shown) -> None:
-        if not shown.suggestion:
+        if not shown.items:
             return
         self._shown.put(shown.uri, shown)
         self._results.put(_result_key(shown.uri, shown.text, shown.start, shown.settings), shown)
@@ -176,11 +228,12 @@ def _typed_through(shown: Shown, text: str, offset: int) -> Reuse | None:
     """The rest of ``shown`` when ``text`` is its document with a non-empty start of the
     suggestion inserted at its position and ``offset`` just after it (None otherwise)."""
     typed = offset - shown.start
-    if typed <= 0 or typed >= len(shown.suggestion) or len(text) != len(shown.text) + typed:
+    if typed <= 0 or len(text) != len(shown.text) + typed:
         return None
     inserted = text[shown.start:offset]
-    if (inserted != shown.suggestion[:typed] or not text.startswith(shown.text[: shown.start])
-            or not text.endswith(shown.text[shown.start:])):
+    if not text.startswith(shown.text[: shown.start]) or not text.endswith(shown.text[shown.start:]):
         return None
-    rest = replace(shown, text=text, start=offset, end=shown.end + typed, suggestion=shown.suggestion[typed:])
-    return Reuse("typed-through", rest, shown.hole)
+    items = tuple(rest for item in shown.items if (rest := item.typed_through(inserted)) is not None)
+    if not items:
+        return None
+    return Reuse("typed-through", replace(shown, text=text, start=offset, items=items), shown.hole)
