@@ -91,3 +91,21 @@ def test_lex_state():
     assert lex_state("x = 1 \\\n", 0, 8).backslash
     assert lex_state("x = 1  # (", 0, 10).in_comment
     assert lex_state("x = '#('", 0, 8).depth == 0
+
+
+def test_only_python3_string_prefixes_are_strings(byte_cache):
+    """`ur''` is Python 2's: read as one string, `return u` + `r''` hid the name u (found by
+    tests/unit/test_invented_names.py with a random-weight model)."""
+    from gdg_lsp import fragments
+    from gdg_lsp.grammar.engine import full_match
+
+    h = hole("""
+        def f(a):
+            |
+    """)
+    grammar = byte_cache.get(fragments.instantiate(fragments.fragment("python", "statement"), "gamma", h.gamma,
+                                                   h.context).text)
+    for good in ("return u'x'", "return rb'x'", "return Br'x'", "return f'{a}'", "return rf'{a}'", "return b'x'"):
+        assert full_match(grammar, good + "\n"), good
+    for bad in ("return ur'x'", "return ub'x'", "return bu'x'"):
+        assert not full_match(grammar, bad + "\n"), bad
