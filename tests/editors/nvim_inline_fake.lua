@@ -9,108 +9,18 @@
 vim.opt.runtimepath:prepend(vim.env.GDG_PLUGIN)
 vim.o.swapfile = false
 
-local result = { checks = {}, requests = {} }
--- responder(params, line_text) -> result, delay_ms; set by each step
-local responder = function()
-  return { items = {} }, 0
-end
-local server_dispatchers
-
-local function fake_server(dispatchers)
-  server_dispatchers = dispatchers
-  local closing, next_id = false, 0
-  return {
-    request = function(method, params, callback)
-      next_id = next_id + 1
-      local id = next_id
-      if method == "initialize" then
-        vim.schedule(function()
-          callback(nil, { capabilities = { textDocumentSync = 1, inlineCompletionProvider = {} } })
-        end)
-      elseif method == "textDocument/inlineCompletion" then
-        table.insert(result.requests, { line = params.position.line, character = params.position.character,
-          trigger = params.context and params.context.triggerKind })
-        local line = vim.api.nvim_buf_get_lines(0, params.position.line, params.position.line + 1, false)[1]
-        local value, delay = responder(params, line or "")
-        vim.defer_fn(function()
-          callback(nil, value)
-        end, delay or 0)
-      elseif method == "shutdown" then
-        vim.schedule(function()
-          callback(nil, vim.NIL)
-        end)
-      end
-      return true, id
-    end,
-    notify = function(method)
-      if method == "exit" then
-        closing = true
-        vim.schedule(function()
-          dispatchers.on_exit(0, 0)
-        end)
-      end
-      return true
-    end,
-    is_closing = function()
-      return closing
-    end,
-    terminate = function()
-      closing = true
-    end,
-  }
-end
+local fake = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_fake_lsp.lua")
+local result, check, item = fake.result, fake.check, fake.item
 
 require("gdg_lsp").setup({
-  cmd = fake_server,
+  cmd = fake.server,
   inline = { native = false, debounce_ms = 20 },
 })
 local inline = require("gdg_lsp.inline")
 local status = require("gdg_lsp.status")
 
-local function check(name, got, want)
-  table.insert(result.checks, { name = name, got = got, want = want, ok = vim.deep_equal(got, want) })
-end
-
-local steps, index = {}, 0
+local steps
 local buf
-local function finish(err)
-  result.error = err
-  if buf and vim.api.nvim_buf_is_valid(buf) then
-    result.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  end
-  local file = io.open(vim.env.GDG_RESULT, "w")
-  file:write(vim.json.encode(result))
-  file:close()
-  vim.cmd("qall!")
-end
-
--- run steps in order; each is { name, action, until } — `until` is polled
-local function run_next()
-  index = index + 1
-  local s = steps[index]
-  if not s then
-    return finish(nil)
-  end
-  local ok, err = pcall(s.action or function() end)
-  if not ok then
-    return finish(s.name .. ": " .. tostring(err))
-  end
-  local deadline = vim.uv.now() + (s.timeout or 5000)
-  local function poll()
-    local good, value = pcall(s["until"] or function()
-      return true
-    end)
-    if good and value then
-      vim.defer_fn(run_next, s.settle or 30)
-    elseif vim.uv.now() > deadline then
-      finish("step '" .. s.name .. "' timed out" .. (good and "" or (": " .. tostring(value))))
-    else
-      vim.defer_fn(poll, 20)
-    end
-  end
-  poll()
-end
-
 local function lines()
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
@@ -130,25 +40,12 @@ local function new_line_step(name)
       return true
     end }
 end
-local function item(text, line, from, to)
-  local it = { insertText = text }
-  if line then
-    it.range = { start = { line = line, character = from }, ["end"] = { line = line, character = to } }
-  end
-  return it
-end
-
 steps = {
-  { name = "open", action = function()
-      vim.cmd.edit(vim.fn.tempname() .. ".py")
-      buf = vim.api.nvim_get_current_buf()
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "x = 1" })
-    end, ["until"] = function()
-      return #require("gdg_lsp").clients(buf) > 0
-    end },
+  fake.open_step({ "x = 1" }),
   -- two items, both covering the typed "val" (range from column 0)
   { name = "type and see ghost", action = function()
-      responder = function(_, line)
+      buf = fake.buf
+      fake.responder = function(_, line)
         if line == "val" then
           return { items = { item("value = 2", 1, 0, 3), item("valid = x\nprint(valid)", 1, 0, 3) } }
         end
@@ -198,7 +95,7 @@ steps = {
       check("cursor after the text", vim.api.nvim_win_get_cursor(0), { 3, 12 })
       check("still in insert mode", vim.api.nvim_get_mode().mode, "i")
       -- the accept is a text change: the next automatic request is answered empty
-      responder = function()
+      fake.responder = function()
         return { items = {} }
       end
     end, ["until"] = function()
@@ -213,7 +110,7 @@ steps = {
   -- UTF-16 columns: "é" is 2 bytes but 1 UTF-16 unit (the fake speaks UTF-16)
   new_line_step("new line for utf-16"),
   { name = "utf-16 range", action = function()
-      responder = function(params, line)
+      fake.responder = function(params, line)
         if line == "s = 'é'; va" then
           -- the range covers "va": UTF-16 columns 9..11 (bytes 10..12)
           return { items = { item("value", params.position.line, params.position.character - 2,
@@ -238,7 +135,7 @@ steps = {
   -- a slow answer to an older request must not be shown after more typing
   new_line_step("new line for stale"),
   { name = "stale answer", action = function()
-      responder = function(_, line)
+      fake.responder = function(_, line)
         if line == "a" then
           return { items = { item("_first") } }, 400 -- slow: "b" is typed meanwhile
         elseif line == "ab" then
@@ -266,22 +163,22 @@ steps = {
     end },
   { name = "status", action = function()
       check("statusline before", status.statusline(), "gdg idle")
-      server_dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
+      fake.dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
       check("statusline loading", status.statusline(), "gdg loading…")
-      server_dispatchers.notification("gdg/status", { state = "loading", message = "converting", percentage = 40 })
+      fake.dispatchers.notification("gdg/status", { state = "loading", message = "converting", percentage = 40 })
       check("statusline loading with progress", status.statusline(), "gdg loading 40%…")
-      server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
-      server_dispatchers.notification("gdg/suggestion", { text = "x", rung = "gamma", guaranteed = true,
+      fake.dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
+      fake.dispatchers.notification("gdg/suggestion", { text = "x", rung = "gamma", guaranteed = true,
         tokens = 3, stopReason = "max-lines", timingsMs = { total = 812.4 } })
       check("statusline after a suggestion", status.statusline(), "gdg 812ms gamma✓")
       check("describe", status.describe()[3], "last suggestion: 3 tokens, rung gamma (guaranteed), stop max-lines, 812.4 ms")
     end },
   -- an ask while the model loads is answered empty; once it is ready the plugin asks again
   { name = "ask again when ready", action = function()
-      responder = function()
+      fake.responder = function()
         return { items = {} }, 0
       end
-      server_dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
+      fake.dispatchers.notification("gdg/status", { state = "loading", message = "loading m" })
       result.asked_while_loading = #result.requests
       vim.api.nvim_input("Gox")
     end, ["until"] = function()
@@ -289,17 +186,17 @@ steps = {
     end, settle = 200 },
   { name = "ready", action = function()
       result.asked_before_ready = #result.requests
-      responder = function()
+      fake.responder = function()
         return { items = { item("_ready") } }, 0
       end
-      server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
+      fake.dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
     end, ["until"] = function()
       return ghost() ~= ""
     end, timeout = 3000 },
   { name = "asked again", action = function()
       check("the ready status asked again", ghost(), "_ready")
       check("one more request", #result.requests, result.asked_before_ready + 1)
-      server_dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
+      fake.dispatchers.notification("gdg/status", { state = "ready", model = "m", device = "cpu", loadMs = 10 })
     end, settle = 300 },
   { name = "not again", action = function()
       check("a second ready asks nothing", #result.requests, result.asked_before_ready + 1)
@@ -307,4 +204,4 @@ steps = {
     end },
 }
 
-run_next()
+fake.run(steps)

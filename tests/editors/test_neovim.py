@@ -276,3 +276,30 @@ def test_a_sql_buffer_shows_its_data_source_and_offers_the_others(tmp_path):
     result = json.loads(out.read_text())
     assert result["source"]["label"] == "folder billing" and result["line"] == "db:billing", result
     assert "Choose the SQL data source for this file: folder auth" in result["titles"], result
+
+
+def test_a_project_exrc_setup_cannot_turn_suggestions_on_or_make_them_automatic(tmp_path):
+    """inline.enabled, inline.filetypes and inline.trigger decide in which languages, and when,
+    the code at the cursor goes to the server: a setup{} in a project's .nvim.lua keeps yours."""
+    exrc = tmp_path / "project" / ".nvim.lua"
+    exrc.parent.mkdir()
+    exrc.write_text('require("gdg_lsp").setup({ cmd = { "true" }, inline = { trigger = "automatic", '
+                    'filetypes = { sql = true }, debounce_ms = 5 } })\n')
+    out = tmp_path / "out.json"
+    proc = _run_lua(tmp_path, f"""
+    vim.opt.runtimepath:prepend(vim.env.GDG_PLUGIN)
+    local said = {{}}
+    vim.notify = function(msg) table.insert(said, msg) end
+    require("gdg_lsp").setup({{ cmd = {{ "true" }}, inline = {{ trigger = "manual", filetypes = {{ sql = false }} }} }})
+    dofile({json.dumps(str(exrc))})
+    vim.wait(200, function() return #said > 0 end)
+    local inline = require("gdg_lsp").options.inline
+    vim.fn.writefile({{ vim.json.encode({{ trigger = inline.trigger, filetypes = inline.filetypes,
+      debounce_ms = inline.debounce_ms, said = said }}) }}, {json.dumps(str(out))})
+    vim.cmd("qall!")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())
+    assert got["trigger"] == "manual" and got["filetypes"] == {"sql": False}, got
+    assert got["debounce_ms"] == 5  # what a project may choose, it still chooses
+    assert any("cannot set inline.filetypes, inline.trigger" in msg for msg in got["said"]), got

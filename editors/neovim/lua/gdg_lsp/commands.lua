@@ -1,6 +1,7 @@
--- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource.
+-- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource, :GdgLsp.
 
 local config = require("gdg_lsp.config")
+local gate = require("gdg_lsp.gate")
 local status = require("gdg_lsp.status")
 
 local M = {}
@@ -129,6 +130,27 @@ function M.log()
   vim.cmd("botright split " .. vim.fn.fnameescape(path))
 end
 
+M.SNOOZE_MINUTES = 15
+
+--- :GdgLsp snooze [minutes] / :GdgLsp resume.
+function M.gdg_lsp(words)
+  local verb, arg = words[1], words[2]
+  if verb == "snooze" then
+    local minutes = arg and tonumber(arg) or M.SNOOZE_MINUTES
+    if not minutes or minutes <= 0 then
+      vim.notify("gdg-lsp: :GdgLsp snooze takes a number of minutes above 0, e.g. :GdgLsp snooze 15", vim.log.levels.ERROR)
+      return
+    end
+    gate.snooze(minutes)
+    vim.notify(("gdg-lsp: snoozed for %s minutes (the request key still asks; :GdgLsp resume ends it)"):format(minutes))
+  elseif verb == "resume" then
+    gate.snooze(0)
+    vim.notify("gdg-lsp: suggestions resumed")
+  else
+    vim.notify("gdg-lsp: :GdgLsp snooze [minutes] or :GdgLsp resume", vim.log.levels.ERROR)
+  end
+end
+
 function M.define()
   local cmd = vim.api.nvim_create_user_command
   cmd("GdgExplain", function(args)
@@ -139,6 +161,11 @@ function M.define()
   cmd("GdgStatus", function()
     vim.notify(table.concat(status.describe(), "\n"), vim.log.levels.INFO)
   end, { desc = "gdg-lsp: model state and the last suggestion" })
+  cmd("GdgLsp", function(args)
+    M.gdg_lsp(args.fargs)
+  end, { nargs = "+", complete = function(_, line)
+    return #vim.split(line, "%s+", { trimempty = true }) <= 2 and { "snooze", "resume" } or {}
+  end, desc = "gdg-lsp: snooze [minutes] (no suggestion by itself for a while), resume" })
   cmd("GdgSqlSource", function(args)
     M.sql_source(args.args == "choose")
   end, { nargs = "?", complete = function()

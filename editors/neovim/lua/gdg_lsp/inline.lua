@@ -1,23 +1,30 @@
 -- Inline suggestions (ghost text) in insert mode.
 --
--- Neovim 0.12 has vim.lsp.inline_completion: there the plugin only enables it
--- and maps the keys. Neovim 0.11 has no inline-completion client, so the
--- plugin sends textDocument/inlineCompletion itself (debounced, the older
--- request cancelled), draws the item as virtual text at the cursor, and
--- accepts it with nvim_buf_set_text.
+-- Neovim 0.12 has vim.lsp.inline_completion: there the plugin only enables it and maps the keys.
+-- Neovim 0.11 has no inline-completion client, so the plugin sends textDocument/inlineCompletion
+-- itself (debounced, the older request cancelled) and draws the items (gdg_lsp.ghost).
+--
+-- The ghost stays while you type what it shows: each edit draws the rest again in the same
+-- TextChangedI, before Neovim draws the frame (no clear, no request, no wait), keeps the
+-- alternatives the typed text still continues, and after the debounce asks the server, whose
+-- answer (from the suggestion shown: no decode) replaces the drawing in place. A word, a line or
+-- all of it is accepted with nvim_buf_set_text, and the server hears what was drawn and taken
+-- (gdg_lsp.feedback).
 
 local config = require("gdg_lsp.config")
+local feedback = require("gdg_lsp.feedback")
+local gate = require("gdg_lsp.gate")
+local ghost = require("gdg_lsp.ghost")
+local keys = require("gdg_lsp.keys")
+local remainder = require("gdg_lsp.remainder")
 
 local M = {}
 
 local api = vim.api
-local ns = api.nvim_create_namespace("gdg_lsp.inline")
--- the namespace vim.lsp.inline_completion draws in (0.12): same name, same id
-local native_ns = api.nvim_create_namespace("nvim.lsp.inline_completion")
 
 local TRIGGER_INVOKED, TRIGGER_AUTOMATIC = 1, 2
 
----@type table<integer, table> per buffer: items, index, extmark, timer, request
+---@type table<integer, table> per buffer: items, index, extmark, shown, reported, timer, request
 local states = {}
 local opts = config.merge({}).inline
 
@@ -33,13 +40,18 @@ function M.uses_native(inline_opts)
   elseif inline_opts.native == false then
     return false
   end
-  return M.native_available()
+  -- 0.12's client asks after every change by itself: asking only on a key is the plugin's
+  return inline_opts.trigger ~= "manual" and M.native_available()
+end
+
+local function automatic()
+  return opts.trigger ~= "manual"
 end
 
 local function state_for(bufnr)
   local state = states[bufnr]
   if not state then
-    state = { items = {}, index = 0 }
+    state = { items = {}, index = 0, reported = {} }
     states[bufnr] = state
   end
   return state
@@ -47,6 +59,19 @@ end
 
 local function client_for(bufnr)
   return vim.lsp.get_clients({ bufnr = bufnr, name = config.name })[1]
+end
+
+local function cursor0(win)
+  local pos = api.nvim_win_get_cursor(win)
+  return { pos[1] - 1, pos[2] }
+end
+
+local function in_insert_mode()
+  return vim.startswith(api.nvim_get_mode().mode, "i")
+end
+
+local function menu_visible()
+  return vim.fn.pumvisible() == 1
 end
 
 local function cancel_request(state)
@@ -59,16 +84,27 @@ local function cancel_request(state)
   end
 end
 
+-- Hide the ghost; its items stay (the popup menu hides it for a while).
 local function clear(bufnr)
   local state = states[bufnr]
   if not state then
     return
   end
   if state.extmark and api.nvim_buf_is_valid(bufnr) then
-    pcall(api.nvim_buf_del_extmark, bufnr, ns, state.extmark)
+    ghost.remove(bufnr, state.extmark)
   end
   state.extmark = nil
   state.shown = nil
+end
+
+-- Hide the ghost and forget its items: the next drawing of an item is a new showing.
+local function forget(bufnr)
+  local state = states[bufnr]
+  if not state then
+    return
+  end
+  clear(bufnr)
+  state.items, state.index, state.reported = {}, 0, {}
 end
 
 --- Hide the suggestion and forget it (and stop a request in flight).
@@ -88,8 +124,7 @@ function M.dismiss(bufnr)
   if state.timer then
     state.timer:stop()
   end
-  clear(bufnr)
-  state.items, state.index = {}, 0
+  forget(bufnr)
 end
 
 -- LSP position -> byte column in the buffer line (the client's encoding).
@@ -102,99 +137,93 @@ local function byte_col(bufnr, row, character, encoding)
   return col
 end
 
--- InlineCompletionItem[] -> { text, srow, scol, erow, ecol } in bytes.
+-- InlineCompletionItem[] -> remainder items in bytes, each with the item as served (raw) and its id.
 local function to_items(bufnr, result, encoding, cursor)
-  local raw = result and (result.items or result) or {}
+  local raw_items = result and (result.items or result) or {}
   local items = {}
-  for _, item in ipairs(raw) do
-    local text = item.insertText
+  for _, raw in ipairs(raw_items) do
+    local text = raw.insertText
     if type(text) == "table" then
       text = text.value -- a snippet: shown and inserted as its text
     end
     if type(text) == "string" and text ~= "" then
       local srow, scol, erow, ecol = cursor[1], cursor[2], cursor[1], cursor[2]
-      if item.range then
-        srow = item.range.start.line
-        scol = byte_col(bufnr, srow, item.range.start.character, encoding)
-        erow = item.range["end"].line
-        ecol = byte_col(bufnr, erow, item.range["end"].character, encoding)
+      if raw.range then
+        srow = raw.range.start.line
+        scol = byte_col(bufnr, srow, raw.range.start.character, encoding)
+        erow = raw.range["end"].line
+        ecol = byte_col(bufnr, erow, raw.range["end"].character, encoding)
       end
-      table.insert(items, { text = text, srow = srow, scol = scol, erow = erow, ecol = ecol })
+      local item = remainder.item(text, srow, scol, erow, ecol)
+      item.raw, item.id = raw, feedback.id(raw)
+      table.insert(items, item)
     end
   end
   return items
 end
 
--- The part of an item still to be typed at the cursor, or nil when the item
--- does not continue what is already in the buffer.
-local function remaining(bufnr, item, cursor)
-  local row, col = cursor[1], cursor[2]
-  if item.srow ~= row or item.scol > col then
-    return nil
-  end
-  local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
-  local typed = line:sub(item.scol + 1, col)
-  if item.text:sub(1, #typed) ~= typed then
-    return nil
-  end
-  local rest = item.text:sub(#typed + 1)
-  return rest ~= "" and rest or nil
-end
-
-local function cursor0(win)
-  local pos = api.nvim_win_get_cursor(win)
-  return { pos[1] - 1, pos[2] }
-end
-
+-- Draw item `index`'s rest at the cursor, in place of the ghost drawn before; false (and no
+-- ghost) when the typed text does not continue it, or the popup menu is up.
 local function show(bufnr, index)
   local state = state_for(bufnr)
-  clear(bufnr)
   local item = state.items[index]
-  if not item or api.nvim_get_current_buf() ~= bufnr then
+  if not item or api.nvim_get_current_buf() ~= bufnr or menu_visible() then
+    clear(bufnr)
     return false
   end
   local cursor = cursor0(0)
-  local ghost = remaining(bufnr, item, cursor)
-  if not ghost then
+  local rest = remainder.rest(bufnr, item, cursor)
+  if not rest then
+    clear(bufnr)
     return false
   end
-  local lines = vim.split(ghost, "\n", { plain = true })
-  local hl = opts.hl_group
-  local virt_lines = {}
-  for i = 2, #lines do
-    table.insert(virt_lines, { { lines[i], hl } })
+  local shown = state.shown
+  if not (state.extmark and shown and shown.ghost == rest and shown.row == cursor[1] and shown.col == cursor[2]) then
+    state.extmark = ghost.draw(bufnr, state.extmark, cursor[1], cursor[2], rest, opts.hl_group)
   end
-  local mark = {
-    virt_text = { { lines[1], hl } },
-    virt_text_pos = "inline",
-    hl_mode = "combine",
-  }
-  if #virt_lines > 0 then
-    mark.virt_lines = virt_lines
-  end
-  state.extmark = api.nvim_buf_set_extmark(bufnr, ns, cursor[1], cursor[2], mark)
   state.index = index
-  state.shown = { row = cursor[1], col = cursor[2], tick = api.nvim_buf_get_changedtick(bufnr), ghost = ghost }
+  state.shown = { row = cursor[1], col = cursor[2], tick = api.nvim_buf_get_changedtick(bufnr), ghost = rest }
+  -- told once per item and showing: a typed-through rest is the same item
+  local key = item.id or item.raw
+  local client = client_for(bufnr)
+  if client and not state.reported[key] then
+    state.reported[key] = true
+    feedback.shown(client, item.raw)
+  end
   return true
 end
 
---- Ask the server for a suggestion at the cursor (the plugin's own client).
+-- Show `first`, else the first other item that continues the typed text.
+local function show_some(bufnr, first)
+  if show(bufnr, first) then
+    return true
+  end
+  for index = 1, #states[bufnr].items do
+    if index ~= first and show(bufnr, index) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Ask the server for a suggestion at the cursor (the plugin's own client). The ghost shown
+--- stays until the answer replaces it.
 function M.request(bufnr, trigger_kind)
   bufnr = bufnr or api.nvim_get_current_buf()
+  trigger_kind = trigger_kind or TRIGGER_AUTOMATIC
   if M.uses_native() then
     vim.lsp.inline_completion.get({ bufnr = bufnr })
     return
   end
   local client = client_for(bufnr)
-  if not client or api.nvim_get_current_buf() ~= bufnr then
+  if not client or api.nvim_get_current_buf() ~= bufnr or not gate.allows(bufnr, trigger_kind == TRIGGER_INVOKED) then
     return
   end
   local state = state_for(bufnr)
   cancel_request(state)
-  clear(bufnr)
   local win = api.nvim_get_current_win()
   local params = vim.lsp.util.make_position_params(win, client.offset_encoding)
-  params.context = { triggerKind = trigger_kind or TRIGGER_AUTOMATIC }
+  params.context = { triggerKind = trigger_kind }
   local tick = api.nvim_buf_get_changedtick(bufnr)
   local at = cursor0(win)
   local req = { client = client }
@@ -211,15 +240,20 @@ function M.request(bufnr, trigger_kind)
       return
     end
     local now = cursor0(0)
-    if now[1] ~= at[1] or now[2] ~= at[2] or not vim.startswith(api.nvim_get_mode().mode, "i") then
+    if now[1] ~= at[1] or now[2] ~= at[2] or not in_insert_mode() then
       return
     end
+    -- the server's answer is the truth; the item shown keeps its place when it is still in it
+    local current = state.items[state.index]
     state.items = to_items(bufnr, result, client.offset_encoding, at)
-    for index = 1, #state.items do
-      if show(bufnr, index) then
-        return
+    local first = 1
+    for index, item in ipairs(state.items) do
+      if current and current.id and item.id == current.id then
+        first = index
+        break
       end
     end
+    show_some(bufnr, first)
   end, bufnr)
   if ok then
     req.id = id
@@ -227,66 +261,102 @@ function M.request(bufnr, trigger_kind)
   end
 end
 
---- The model has just become ready: ask again at the cursor. An ask made while it loaded
---- was answered empty when its budget ran out first, and nothing else asks before the next key.
-function M.ask_again()
-  local bufnr = api.nvim_get_current_buf()
-  if vim.startswith(api.nvim_get_mode().mode, "i") and client_for(bufnr) then
-    M.request(bufnr, TRIGGER_AUTOMATIC)
-  end
-end
-
 local function schedule_request(bufnr)
+  if not automatic() or not gate.allows(bufnr, false) then
+    return
+  end
   local state = state_for(bufnr)
-  clear(bufnr)
   if not state.timer then
     state.timer = vim.uv.new_timer()
   end
   state.timer:stop()
   state.timer:start(opts.debounce_ms, 0, vim.schedule_wrap(function()
-    if api.nvim_buf_is_valid(bufnr) and vim.startswith(api.nvim_get_mode().mode, "i") then
+    if api.nvim_buf_is_valid(bufnr) and in_insert_mode() and not menu_visible() then
       M.request(bufnr, TRIGGER_AUTOMATIC)
     end
   end))
 end
 
---- The ghost text shown in a buffer right now ("" when none), read back from
---- the extmarks — whichever client drew them.
-function M.ghost_text(bufnr)
-  bufnr = bufnr or api.nvim_get_current_buf()
-  for _, space in ipairs({ ns, native_ns }) do
-    local marks = api.nvim_buf_get_extmarks(bufnr, space, 0, -1, { details = true })
-    for _, mark in ipairs(marks) do
-      local details = mark[4] or {}
-      local parts = {}
-      for _, chunk in ipairs(details.virt_text or {}) do
-        if chunk[2] ~= "ComplHintMore" then -- 0.12's "(1/2)" counter
-          table.insert(parts, chunk[1])
-        end
-      end
-      for _, line in ipairs(details.virt_lines or {}) do
-        local text = {}
-        for _, chunk in ipairs(line) do
-          table.insert(text, chunk[1])
-        end
-        table.insert(parts, "\n" .. table.concat(text))
-      end
-      local text = table.concat(parts)
-      if text ~= "" then
-        return text
+--- The model has just become ready: ask again at the cursor. An ask made while it loaded
+--- was answered empty when its budget ran out first, and nothing else asks before the next key.
+function M.ask_again()
+  local bufnr = api.nvim_get_current_buf()
+  if automatic() and in_insert_mode() and client_for(bufnr) and gate.allows(bufnr, false) then
+    M.request(bufnr, TRIGGER_AUTOMATIC)
+  end
+end
+
+-- After an edit: keep the items the typed text still continues and draw the current one's rest
+-- now (the server confirms after the debounce); when none continues, clear and ask after it.
+local function on_edit(bufnr)
+  local state = state_for(bufnr)
+  if menu_visible() then
+    clear(bufnr) -- the menu first; CompleteDone comes back here
+    return
+  end
+  local cursor = cursor0(0)
+  local current = state.items[state.index]
+  local kept, first = {}, 1
+  for _, item in ipairs(state.items) do
+    if remainder.rest(bufnr, item, cursor) then
+      table.insert(kept, item)
+      if item == current then
+        first = #kept
       end
     end
   end
-  return ""
+  state.items = kept
+  if not show_some(bufnr, first) then
+    forget(bufnr)
+  end
+  schedule_request(bufnr)
+end
+
+-- A character is about to go in at the cursor (InsertCharPre, before Neovim inserts it): when
+-- the shown item, or another, continues with it, draw that rest less the character now. The
+-- mark sits at the cursor and the character pushes it right, so the frame Neovim draws after the
+-- insertion already shows the rest: with regex syntax on, Neovim redraws before CursorMovedI and
+-- TextChangedI, and a ghost drawn only there is a frame late (the old rest after the new character).
+local function on_char(bufnr, char)
+  local state = states[bufnr]
+  if not state or not state.extmark or menu_visible() or char == "" then
+    return
+  end
+  local cursor = cursor0(0)
+  local order = { state.index }
+  for index = 1, #state.items do
+    if index ~= state.index then
+      table.insert(order, index)
+    end
+  end
+  for _, index in ipairs(order) do
+    local item = state.items[index]
+    local rest = item and remainder.rest(bufnr, item, cursor)
+    if rest and #rest > #char and vim.startswith(rest, char) then
+      local after = rest:sub(#char + 1)
+      state.extmark = ghost.draw(bufnr, state.extmark, cursor[1], cursor[2], after, opts.hl_group)
+      state.index = index
+      -- where the cursor will be; no tick yet (TextChangedI's show() completes it)
+      state.shown = { row = cursor[1], col = cursor[2] + #char, tick = -1, ghost = after }
+      return
+    end
+  end
+  clear(bufnr)
+end
+
+--- The ghost text shown in a buffer right now ("" when none), read back from
+--- the extmarks — whichever client drew them.
+function M.ghost_text(bufnr)
+  return ghost.text(bufnr or api.nvim_get_current_buf())
 end
 
 function M.visible(bufnr)
   bufnr = bufnr or api.nvim_get_current_buf()
   if M.uses_native() then
-    return #api.nvim_buf_get_extmarks(bufnr, native_ns, 0, -1, { limit = 1 }) > 0
+    return #api.nvim_buf_get_extmarks(bufnr, ghost.native_ns, 0, -1, { limit = 1 }) > 0
   end
   local state = states[bufnr]
-  return state ~= nil and state.extmark ~= nil
+  return state ~= nil and state.extmark ~= nil and not menu_visible()
 end
 
 --- Insert the shown suggestion. Returns false when none is shown.
@@ -316,10 +386,57 @@ function M.accept(bufnr)
   local row = item.srow + #lines
   local col = (#lines == 1 and item.scol or 0) + #lines[#lines]
   api.nvim_win_set_cursor(0, { row, col })
+  local client = client_for(bufnr)
+  if client then
+    feedback.accepted(client, item.raw, bufnr)
+  end
   return true
 end
 
---- Show the next (count > 0) or previous suggestion of the last answer.
+-- Insert the next piece of the shown rest (`piece_of(rest)`) at the cursor and draw what is left
+-- at once; the whole rest is a full accept. No request: the next one confirms from the item.
+local function accept_piece(bufnr, piece_of)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  if M.uses_native() or not M.visible(bufnr) then
+    return false
+  end
+  local state = states[bufnr]
+  local item = state.items[state.index]
+  local cursor = cursor0(0)
+  local rest = item and remainder.rest(bufnr, item, cursor)
+  if not rest then
+    return false
+  end
+  local piece = piece_of(rest)
+  if piece == rest then
+    return M.accept(bufnr)
+  end
+  local lines = vim.split(piece, "\n", { plain = true })
+  api.nvim_buf_set_text(bufnr, cursor[1], cursor[2], cursor[1], cursor[2], lines)
+  item.erow, item.ecol = remainder.after_insert(item.erow, item.ecol, cursor[1], cursor[2], lines)
+  local row = cursor[1] + #lines
+  local col = (#lines == 1 and cursor[2] or 0) + #lines[#lines]
+  api.nvim_win_set_cursor(0, { row, col })
+  show(bufnr, state.index)
+  local client = client_for(bufnr)
+  if client then
+    feedback.partially_accepted(client, item.raw, item.text:sub(1, #item.text - #rest + #piece))
+  end
+  return true
+end
+
+--- Accept the next word of the shown suggestion; the rest stays shown.
+function M.accept_word(bufnr)
+  return accept_piece(bufnr, remainder.next_word)
+end
+
+--- Accept the rest of the suggestion's current line (or, at its end, the next line).
+function M.accept_line(bufnr)
+  return accept_piece(bufnr, remainder.next_line)
+end
+
+--- Show the next (count > 0) or previous suggestion of the last answer (no request when it
+--- had any left; the first key of an empty one asks).
 function M.cycle(count, bufnr)
   bufnr = bufnr or api.nvim_get_current_buf()
   if M.uses_native() then
@@ -345,41 +462,53 @@ function M.cycle(count, bufnr)
   end
 end
 
-local function feed(key)
-  api.nvim_feedkeys(vim.keycode(key), "n", false)
+local function map_keys(bufnr)
+  local lhs_of = opts.keymaps or {}
+  local native = M.uses_native()
+  local function map(name, can, run, desc)
+    local lhs = lhs_of[name]
+    if lhs and lhs ~= "" then
+      keys.map(bufnr, lhs, can, run, "gdg-lsp: " .. desc)
+    end
+  end
+  local function shown()
+    return M.visible(bufnr)
+  end
+  local function always()
+    return true
+  end
+  map("accept", shown, function()
+    M.accept(bufnr)
+  end, "accept the suggestion")
+  if not native then -- 0.12's client takes an item whole
+    map("accept_word", shown, function()
+      M.accept_word(bufnr)
+    end, "accept the next word of the suggestion")
+    map("accept_line", shown, function()
+      M.accept_line(bufnr)
+    end, "accept the rest of the suggestion's line")
+  end
+  map("dismiss", shown, function()
+    M.dismiss(bufnr)
+  end, "dismiss the suggestion")
+  map("next", always, function()
+    M.cycle(1, bufnr)
+  end, "next suggestion")
+  map("prev", always, function()
+    M.cycle(-1, bufnr)
+  end, "previous suggestion")
+  if not native then
+    map("request", always, function()
+      M.request(bufnr, TRIGGER_INVOKED)
+    end, "ask for a suggestion")
+  end
 end
 
-local function map_keys(bufnr)
-  local keys = opts.keymaps or {}
-  local function map(name, fn, desc)
-    local lhs = keys[name]
-    if lhs and lhs ~= "" then
-      vim.keymap.set("i", lhs, fn, { buffer = bufnr, desc = desc, silent = true })
-    end
-  end
-  map("accept", function()
-    if not M.accept(bufnr) then
-      feed(keys.accept)
-    end
-  end, "gdg-lsp: accept the suggestion")
-  map("dismiss", function()
-    if M.visible(bufnr) then
-      M.dismiss(bufnr)
-    else
-      feed(keys.dismiss)
-    end
-  end, "gdg-lsp: dismiss the suggestion")
-  map("next", function()
-    M.cycle(1, bufnr)
-  end, "gdg-lsp: next suggestion")
-  map("prev", function()
-    M.cycle(-1, bufnr)
-  end, "gdg-lsp: previous suggestion")
-  if not M.uses_native() then
-    map("request", function()
-      M.request(bufnr, TRIGGER_INVOKED)
-    end, "gdg-lsp: ask for a suggestion")
-  end
+local attached = {} -- bufnr -> true, for the snooze and per-language switches of 0.12's client
+
+local function native_enable(bufnr)
+  local on = gate.allows(bufnr, false)
+  pcall(vim.lsp.inline_completion.enable, on, { bufnr = bufnr })
 end
 
 --- Turn inline suggestions on for a buffer the gdg_lsp client attached to.
@@ -388,52 +517,56 @@ function M.attach(bufnr)
     return
   end
   vim.b[bufnr].gdg_inline_attached = true
+  attached[bufnr] = true
   map_keys(bufnr)
   if M.uses_native() then
-    vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+    native_enable(bufnr)
     return
   end
   local group = api.nvim_create_augroup("gdg_lsp_inline_" .. bufnr, { clear = true })
-  api.nvim_create_autocmd({ "InsertEnter", "TextChangedI", "TextChangedP" }, {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      schedule_request(bufnr)
-    end,
-  })
-  api.nvim_create_autocmd("CursorMovedI", {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      local state = states[bufnr]
-      local shown = state and state.shown
-      if shown then
-        local c = cursor0(0)
-        if c[1] ~= shown.row or c[2] ~= shown.col or api.nvim_buf_get_changedtick(bufnr) ~= shown.tick then
-          clear(bufnr)
-        end
+  local function on(events, callback)
+    api.nvim_create_autocmd(events, { group = group, buffer = bufnr, callback = callback })
+  end
+  on("InsertEnter", function()
+    schedule_request(bufnr)
+  end)
+  on("InsertCharPre", function()
+    on_char(bufnr, vim.v.char)
+  end)
+  on("TextChangedI", function()
+    on_edit(bufnr)
+  end)
+  on({ "TextChangedP", "CompleteChanged" }, function()
+    clear(bufnr) -- no ghost over the popup menu
+  end)
+  on("CompleteDone", function()
+    vim.schedule(function()
+      if api.nvim_buf_is_valid(bufnr) and api.nvim_get_current_buf() == bufnr and in_insert_mode() then
+        on_edit(bufnr)
       end
-    end,
-  })
-  api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      M.dismiss(bufnr)
-    end,
-  })
-  api.nvim_create_autocmd("BufWipeout", {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      local state = states[bufnr]
-      if state and state.timer then
-        state.timer:stop()
-        state.timer:close()
+    end)
+  end)
+  on("CursorMovedI", function()
+    -- a moved cursor with the text unchanged (an edit is TextChangedI's)
+    local shown = states[bufnr] and states[bufnr].shown
+    if shown and api.nvim_buf_get_changedtick(bufnr) == shown.tick then
+      local c = cursor0(0)
+      if c[1] ~= shown.row or c[2] ~= shown.col then
+        M.dismiss(bufnr)
       end
-      states[bufnr] = nil
-    end,
-  })
+    end
+  end)
+  on({ "InsertLeave", "BufLeave" }, function()
+    M.dismiss(bufnr)
+  end)
+  on("BufWipeout", function()
+    local state = states[bufnr]
+    if state and state.timer then
+      state.timer:stop()
+      state.timer:close()
+    end
+    states[bufnr], attached[bufnr] = nil, nil
+  end)
 end
 
 function M.detach(bufnr)
@@ -441,17 +574,38 @@ function M.detach(bufnr)
     return
   end
   vim.b[bufnr].gdg_inline_attached = nil
+  attached[bufnr] = nil
   M.dismiss(bufnr)
   pcall(api.nvim_del_augroup_by_name, "gdg_lsp_inline_" .. bufnr)
 end
+
+-- a snooze started or ended: hide what is shown, and switch 0.12's client
+gate.on_change(function()
+  for bufnr in pairs(attached) do
+    if api.nvim_buf_is_valid(bufnr) then
+      if M.uses_native() then
+        native_enable(bufnr)
+      elseif gate.snoozed() then
+        M.dismiss(bufnr)
+      end
+    end
+  end
+end)
 
 function M.configure(inline_opts)
   opts = inline_opts
   if opts.native == true and not M.native_available() then
     error("gdg_lsp: inline.native = true needs vim.lsp.inline_completion (Neovim 0.12 or later)")
   end
-  if opts.hl_group == "GdgGhostText" then
-    api.nvim_set_hl(0, "GdgGhostText", { link = "Comment", default = true })
+  if opts.trigger ~= "automatic" and opts.trigger ~= "manual" then
+    error(("gdg_lsp: inline.trigger is %q; use \"automatic\" or \"manual\""):format(tostring(opts.trigger)))
+  end
+  if opts.native == true and opts.trigger == "manual" then
+    error("gdg_lsp: inline.trigger = \"manual\" needs the plugin's own client (inline.native = \"auto\" or false)")
+  end
+  gate.configure(opts)
+  if opts.hl_group == ghost.GROUP then
+    ghost.define_highlight()
   end
 end
 

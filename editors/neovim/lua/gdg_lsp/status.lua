@@ -2,6 +2,8 @@
 -- and gdg/suggestion (after each inline request). `statusline()` is for the
 -- user's statusline; `:GdgStatus` prints `describe()`.
 
+local gate = require("gdg_lsp.gate")
+
 local M = {
   model = { state = "idle" }, -- last gdg/status payload
   suggestion = nil, -- last gdg/suggestion payload
@@ -12,6 +14,42 @@ local function emit()
   vim.schedule(function()
     vim.api.nvim_exec_autocmds("User", { pattern = "GdgStatus", modeline = false })
   end)
+end
+
+--- Tell the statusline something changed (User GdgStatus).
+M.changed = emit
+gate.on_change(emit)
+
+--- The message echoed for an LSP progress value ($/progress: begin, report, end), or nil.
+function M.progress_message(value)
+  if type(value) ~= "table" then
+    return nil
+  end
+  local text = value.message
+  if type(text) ~= "string" or text == "" then
+    text = type(value.title) == "string" and value.title or ""
+  end
+  if value.kind == "end" and text == "" then
+    text = "done"
+  end
+  if type(value.percentage) == "number" and value.kind ~= "end" then
+    text = ("%s (%d%%)"):format(text, math.floor(value.percentage + 0.5))
+  end
+  return text ~= "" and ("gdg-lsp: " .. text) or nil
+end
+
+--- Echo a progress value in the message area (no history; cut to fit, so no hit-enter prompt).
+function M.echo_progress(value)
+  local text = M.progress_message(value)
+  if not text then
+    return
+  end
+  M.last_progress = text
+  local room = math.max(vim.v.echospace, 10)
+  if vim.fn.strdisplaywidth(text) > room then
+    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+  end
+  vim.api.nvim_echo({ { text } }, false, {})
 end
 
 function M.on_status(payload)
@@ -53,8 +91,12 @@ local function total_ms(suggestion)
   return nil
 end
 
---- A short line: "gdg loading…", "gdg ready 812ms gamma", "gdg failed".
+--- A short line: "gdg loading…", "gdg ready 812ms gamma", "gdg failed", "gdg snoozed 14m".
 function M.statusline()
+  local snoozed = gate.snoozed()
+  if snoozed then
+    return ("gdg snoozed %dm"):format(math.ceil(snoozed))
+  end
   local state = M.model.state or "idle"
   if state == "loading" then
     local pct = M.model.percentage
@@ -96,6 +138,11 @@ function M.describe()
   if m.model and m.model ~= vim.NIL then
     table.insert(lines, ("  %s on %s%s"):format(m.model, tostring(m.device),
       type(m.loadMs) == "number" and (", loaded in %d ms"):format(m.loadMs) or ""))
+  end
+  local snoozed = gate.snoozed()
+  if snoozed then
+    table.insert(lines, ("snoozed: no suggestion asked for by itself for %d more minutes (:GdgLsp resume)"):format(
+      math.ceil(snoozed)))
   end
   local s = M.suggestion
   if s then
