@@ -26,8 +26,10 @@ import { StderrLevels } from "./serverLog";
 import { ServerTrace } from "./serverTrace";
 import { needsRestart, serverSettings } from "./settings";
 import {
+  AcceptanceInfo,
   askAgainWhenReady,
   ClientPhase,
+  formatAcceptance,
   formatExplain,
   formatStatus,
   GateNotice,
@@ -508,8 +510,24 @@ class GdgExtension implements vscode.Disposable {
     await this.explainDocument.show(`# gdg-lsp explain ${where}\n\n${formatExplain(result)}\n`);
   }
 
+  /** What the server counted of the suggestions shown (the gdg/status request's `acceptance`). */
+  private async acceptance(): Promise<ReturnType<typeof formatAcceptance>> {
+    const client = this.client;
+    if (!client?.isRunning()) {
+      return undefined;
+    }
+    try {
+      const status = await client.sendRequest<{ acceptance?: AcceptanceInfo } | null>("gdg/status", {});
+      return formatAcceptance(status?.acceptance);
+    } catch (err) {
+      this.output.warn(`gdg/status: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
+  }
+
   async menu(): Promise<void> {
     const view = formatStatus(this.phase, this.model, this.activeSuggestion(), this.problem, this.sqlSource, this.gateNotice());
+    const counted = await this.acceptance();
     const state = this.gateState();
     const language = vscode.window.activeTextEditor?.document.languageId;
     const ours = language !== undefined && LANGUAGES.includes(language);
@@ -531,6 +549,14 @@ class GdgExtension implements vscode.Disposable {
       state.trigger === "manual"
         ? { label: "$(zap) Suggest while typing (gdg.editor.trigger: automatic)", run: () => this.setTrigger("automatic") }
         : { label: "$(keyboard) Suggest only when asked, Alt+\\ (gdg.editor.trigger: manual)", run: () => this.setTrigger("manual") },
+      ...(counted
+        ? [
+            {
+              label: `$(graph) ${counted.label}`,
+              run: () => counted.detail && vscode.window.showInformationMessage("gdg-lsp: suggestions shown", { modal: true, detail: counted.detail }),
+            },
+          ]
+        : []),
       { label: "$(debug-restart) Restart the server", run: () => this.restart() },
       { label: "$(output) Show logs", run: () => this.showLogs() },
       { label: "$(gear) Settings", run: () => vscode.commands.executeCommand("workbench.action.openSettings", "gdg.") },

@@ -53,6 +53,29 @@ export function acceptedLength(insertText: string, written: string): number {
   return n;
 }
 
+/**
+ * Whether VS Code draws `item` while its suggest list is open with `selected` chosen: only a
+ * ghost that extends the selected item (both edits written out from the earlier of their starts,
+ * the item's must begin with the selected one's). `textBetween` reads the document.
+ */
+export function extendsSelected(
+  item: ServedItem,
+  selected: { start: Pos; text: string },
+  textBetween: (from: Pos, to: Pos) => string,
+): boolean {
+  if (!item.range) {
+    return false;
+  }
+  const start = item.range.start;
+  const from = before(start, selected.start) ? start : selected.start;
+  const written = textBetween(from, start) + item.insertText;
+  return written.startsWith(textBetween(from, selected.start) + selected.text);
+}
+
+function before(a: Pos, b: Pos): boolean {
+  return a.line < b.line || (a.line === b.line && a.character < b.character);
+}
+
 /** The items served for one ask of one document, and which of them VS Code shows (Alt+] / Alt+[ cycle). */
 export interface Served {
   uri: string;

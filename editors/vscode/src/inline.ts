@@ -13,12 +13,14 @@
 import * as vscode from "vscode";
 import type { LanguageClient, Middleware } from "vscode-languageclient/node";
 
-import { acceptedLength, GhostBook, itemAt, Pos, ServedItem } from "./ghost";
+import { acceptedLength, extendsSelected, GhostBook, itemAt, Pos, ServedItem } from "./ghost";
 import { GateState, refusal } from "./gate";
 import { isUnguaranteed, SuggestionInfo, unguaranteedReason } from "./status";
 
 export const DID_SHOW = "textDocument/didShowCompletion";
 export const DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion";
+/** How soon after Ctrl+Space VS Code's ask for items is taken as that key's. */
+const LIST_ASKED_MS = 1000;
 
 export interface GhostHost {
   client(): LanguageClient | undefined;
@@ -75,8 +77,8 @@ export class GhostText implements vscode.Disposable {
   private readonly unguaranteed: vscode.TextEditorDecorationType;
   private readonly disposables: vscode.Disposable[] = [];
   private ghostKey = false;
-  /** Ctrl+Space was pressed: VS Code reports typing's asks for items with the same trigger kind. */
-  private listAsked = false;
+  /** When Ctrl+Space was pressed: VS Code reports typing's asks for items with the same trigger kind. */
+  private listAskedAt = 0;
 
   constructor(
     private readonly host: GhostHost,
@@ -160,21 +162,16 @@ export class GhostText implements vscode.Disposable {
     return result;
   }
 
-  /**
-   * Whether VS Code draws `item`: with its suggest widget open it draws a ghost only when the
-   * ghost extends the selected item (the same start, the item's text first).
-   */
+  /** Whether VS Code draws `item` (with its suggest list open, only when it extends the selected item). */
   private drawable(document: vscode.TextDocument, context: vscode.InlineCompletionContext, item: ServedItem): boolean {
     const selected = context.selectedCompletionInfo;
-    if (!selected || !item.range) {
+    if (!selected) {
       return true;
     }
-    // both edits written out from the earlier start (VS Code compares them without their common start)
-    const start = new vscode.Position(item.range.start.line, item.range.start.character);
-    const from = start.isBefore(selected.range.start) ? start : selected.range.start;
-    const written = document.getText(new vscode.Range(from, start)) + item.insertText;
-    const chosen = document.getText(new vscode.Range(from, selected.range.start)) + selected.text;
-    return written.startsWith(chosen);
+    const at = (p: Pos) => new vscode.Position(p.line, p.character);
+    return extendsSelected(item, { start: selected.range.start, text: selected.text }, (from, to) =>
+      document.getText(new vscode.Range(at(from), at(to))),
+    );
   }
 
   /** `item` reached the screen: tell the server once per showing, mark it when it has no guarantee. */
@@ -237,8 +234,8 @@ export class GhostText implements vscode.Disposable {
       token: vscode.CancellationToken,
     ) => vscode.ProviderResult<vscode.CompletionItem[] | vscode.CompletionList>,
   ): Promise<vscode.CompletionItem[] | vscode.CompletionList | null | undefined> {
-    const listAsked = this.listAsked;
-    this.listAsked = false;
+    const listAsked = Date.now() - this.listAskedAt < LIST_ASKED_MS;
+    this.listAskedAt = 0;
     if (!listAsked && this.onScreen(document, position)) {
       // the ghost says what comes next; a list would hide it and take Tab (Ctrl+Space still lists)
       return holdBack(position);
@@ -263,7 +260,7 @@ export class GhostText implements vscode.Disposable {
 
   /** Ctrl+Space while our ghost is on screen: the list of names, as asked (it hides the ghost). */
   async listNames(): Promise<void> {
-    this.listAsked = true;
+    this.listAskedAt = Date.now();
     await vscode.commands.executeCommand("editor.action.triggerSuggest");
   }
 

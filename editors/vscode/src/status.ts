@@ -231,3 +231,49 @@ export function formatExplain(result: unknown): string {
   }
   return JSON.stringify(result, null, 2);
 }
+
+/** Counters of one table of the server's acceptance statistics (gdg/status `acceptance`). */
+export interface AcceptanceCounts {
+  shown?: number;
+  accepted?: number;
+  partiallyAccepted?: number;
+  dismissed?: number;
+  typedThrough?: number;
+  charsAccepted?: number;
+  charsChecked2m?: number;
+  charsRetained2m?: number;
+}
+
+/** The `acceptance` field of the answer to the gdg/status request. */
+export interface AcceptanceInfo {
+  enabled?: boolean;
+  session?: { all?: AcceptanceCounts };
+  total?: { all?: AcceptanceCounts; rows?: (AcceptanceCounts & { language?: string; model?: string })[] };
+}
+
+function countsLine(c: AcceptanceCounts): string {
+  const n = (v: number | undefined) => v ?? 0;
+  const retained =
+    n(c.charsChecked2m) > 0 ? `, ${Math.round((100 * n(c.charsRetained2m)) / n(c.charsChecked2m))}% still there after 2 min` : "";
+  return (
+    `${n(c.shown)} shown, ${n(c.accepted)} accepted, ${n(c.partiallyAccepted)} partly, ` +
+    `${n(c.dismissed)} dismissed; ${n(c.charsAccepted)} characters accepted${retained}`
+  );
+}
+
+/** The status menu's line on what happened to the suggestions shown (counted locally by the server). */
+export function formatAcceptance(info: AcceptanceInfo | undefined): { label: string; detail: string } | undefined {
+  if (!info) {
+    return undefined;
+  }
+  if (info.enabled === false) {
+    return { label: "Suggestion statistics are off (gdg.stats.enabled)", detail: "" };
+  }
+  const all = info.total?.all;
+  if (!all) {
+    return undefined;
+  }
+  const rows = (info.total?.rows ?? []).map((r) => `${r.language ?? "?"} · ${r.model ?? "?"}: ${countsLine(r)}`);
+  const session = info.session?.all ? [`This session: ${countsLine(info.session.all)}`] : [];
+  return { label: countsLine(all), detail: [...session, ...rows].join("\n") };
+}

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { acceptedLength, GhostBook, itemAt, restAfter, ServedItem, suggestionId } from "../../src/ghost";
+import { acceptedLength, extendsSelected, GhostBook, itemAt, restAfter, ServedItem, suggestionId } from "../../src/ghost";
 
 function item(insertText: string, line = 21, character = 4, id?: string): ServedItem {
   const at = { line, character };
@@ -92,5 +92,22 @@ describe("GhostBook", () => {
     assert.equal(book.firstShowing(uri, item("return")), true);
     assert.equal(book.firstShowing(uri, item("return")), false);
     assert.equal(book.firstShowing(uri, item("return", 30, 4)), true);
+  });
+});
+
+describe("extendsSelected", () => {
+  // line 21 holds "    r" and the cursor is after the r
+  const line = "    r";
+  const between = (from: { character: number }, to: { character: number }) => line.slice(from.character, to.character);
+
+  it("is true when the ghost writes the selected item first, from either start", () => {
+    // the rest served after the typed "r", against VS Code's item "return" over that "r"
+    assert.equal(extendsSelected(item("eturn average, spread", 21, 5), { start: { line: 21, character: 4 }, text: "return" }, between), true);
+    assert.equal(extendsSelected(item("return average, spread", 21, 4), { start: { line: 21, character: 4 }, text: "return" }, between), true);
+  });
+
+  it("is false for a selected item the ghost does not begin with", () => {
+    assert.equal(extendsSelected(item("eturn average, spread", 21, 5), { start: { line: 21, character: 4 }, text: "range" }, between), false);
+    assert.equal(extendsSelected({ insertText: "x" }, { start: { line: 21, character: 4 }, text: "x" }, between), false);
   });
 });

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 
 import {
   askAgainWhenReady,
+  formatAcceptance,
   formatExplain,
   formatLatency,
   formatStatus,
@@ -170,5 +171,27 @@ describe("what the extension holds back", () => {
     assert.match(view.tooltip, /snoozed until 14:05; Alt\+\\ still asks/);
     const stopped = formatStatus("stopped", undefined, undefined, undefined, undefined, { label: "manual", detail: "" });
     assert.doesNotMatch(stopped.text, /manual/);
+  });
+});
+
+describe("formatAcceptance", () => {
+  it("sums up what happened to the suggestions shown, per language and model below", () => {
+    const line = formatAcceptance({
+      enabled: true,
+      session: { all: { shown: 2, accepted: 1 } },
+      total: {
+        all: { shown: 10, accepted: 4, partiallyAccepted: 1, dismissed: 5, charsAccepted: 120, charsChecked2m: 100, charsRetained2m: 95 },
+        rows: [{ language: "python", model: "smollm2", shown: 10, accepted: 4 }],
+      },
+    })!;
+    assert.equal(line.label, "10 shown, 4 accepted, 1 partly, 5 dismissed; 120 characters accepted, 95% still there after 2 min");
+    assert.match(line.detail, /^This session: 2 shown, 1 accepted/);
+    assert.match(line.detail, /python · smollm2: 10 shown, 4 accepted, 0 partly/);
+  });
+
+  it("says when counting is off, and nothing before the server answers", () => {
+    assert.match(formatAcceptance({ enabled: false })!.label, /off \(gdg\.stats\.enabled\)/);
+    assert.equal(formatAcceptance(undefined), undefined);
+    assert.equal(formatAcceptance({ enabled: true }), undefined);
   });
 });
