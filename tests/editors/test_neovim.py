@@ -232,7 +232,8 @@ def test_help_file_has_its_tags(tmp_path):
     assert (tmp_path / "status.txt").read_text().strip() == "ok"
     tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
     for tag in ("gdg_lsp.txt", "gdg_lsp.setup()", "gdg_lsp-options", "gdg_lsp-inline", ":GdgExplain", ":GdgRestart",
-                ":GdgLog", "gdg_lsp-health", "hl-GdgGhostText", ":GdgSqlSource"):
+                ":GdgLog", "gdg_lsp-health", "hl-GdgGhostText", ":GdgSqlSource", ":GdgLsp", "gdg_lsp-typing",
+                "gdg_lsp-accept-protocol", "gdg_lsp-trigger", "gdg_lsp-0.12"):
         assert tag in tags, tag
 
 

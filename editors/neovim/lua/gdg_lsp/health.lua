@@ -31,6 +31,23 @@ function M.check()
     else
       health.ok("inline suggestions: the plugin's own client (virtual text)")
     end
+    if opts.inline.trigger == "manual" then
+      health.info("inline.trigger = \"manual\": asked only on " .. tostring((opts.inline.keymaps or {}).request))
+    end
+    local off = {}
+    for filetype, on in pairs(opts.inline.filetypes or {}) do
+      if on == false then
+        table.insert(off, filetype)
+      end
+    end
+    if #off > 0 then
+      table.sort(off)
+      health.info("inline suggestions off in: " .. table.concat(off, ", ") .. " (inline.filetypes)")
+    end
+    local snoozed = require("gdg_lsp.gate").snoozed()
+    if snoozed then
+      health.info(("snoozed for %d more minutes (:GdgLsp resume)"):format(math.ceil(snoozed)))
+    end
   else
     health.info("inline suggestions are disabled (inline.enabled = false)")
   end
