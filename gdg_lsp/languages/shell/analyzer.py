@@ -64,6 +64,7 @@ class ShellAnalyzer(Analyzer):
         self._commands: BoundedCache[tuple[str, int], list[Command]] = BoundedCache("shell.commands", 16)
         # the grammar's members depend on Γ's tool layer alone: computed once per layer
         self._contexts: BoundedCache[tuple, dict[str, Any]] = BoundedCache("shell.hole-contexts", 8)
+        self._derived: BoundedCache[Any, frozenset[str]] = BoundedCache("shell.derived-options", 8)
 
     def parser(self) -> Callable[[bytes, Any], Any]:
         return parse
@@ -176,9 +177,13 @@ class ShellAnalyzer(Analyzer):
         region = min(region, offset)
         gamma = self.gamma_for(snapshot, workspace)
         tools = tuple(dict.fromkeys([*self.tools(workspace), *ROLE_TOOLS]))
-        context = self._contexts.get_or_make((gamma.global_layer, tools), lambda: self._context(gamma, tools))
+        typed = replay(text[region:offset])
+        derived_words = self._derived.get_or_make(gamma.global_layer, lambda: members.derived_words(gamma))
+        derived = members.typed_derived(typed, derived_words)  # git's --no-ff where the help writes --ff
+        context = self._contexts.get_or_make((gamma.global_layer, tools, derived),
+                                             lambda: self._context(gamma, tools, derived))
         return Hole(language="shell", fragment=self.fragment, sort="Command", region_start=region, cursor=offset,
-                    replace_end=offset, typed=replay(text[region:offset]), indent=indent, gamma=gamma,
+                    replace_end=offset, typed=typed, indent=indent, gamma=gamma,
                     context=MappingProxyType(context), region_path=("command",))
 
     def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
@@ -198,9 +203,9 @@ class ShellAnalyzer(Analyzer):
         return (text[: text.rfind("\n") + 1] if len(text) == budget else text + "\n") if lines else "# shell\n"
 
     @staticmethod
-    def _context(gamma: Gamma, tools: Sequence[str]) -> dict[str, Any]:
+    def _context(gamma: Gamma, tools: Sequence[str], derived: frozenset[str] = frozenset()) -> dict[str, Any]:
         return {
-            "members": members.members(gamma, tools),
+            "members": members.members(gamma, tools, derived),
             "open_members": members.open_members(tools),
             "reserved_names": sorted({*tools, *PREFIXES, *COMPOUND_WORDS}),
             "sources": sorted(b.attrs.get("path", b.name) for b in gamma.bindings("Source")
@@ -267,8 +272,7 @@ class ShellAnalyzer(Analyzer):
                                 "shell.unknown-subcommand", known)
         if part.role == "option" and part.option:
             sub = reading.sub if reading.sub and any(p is part for p in reading.parts[2:]) else ""
-            scope = f"source:tool:{tool}" + (f" {reading.sub}" if sub else "")
-            if scope not in gamma:
+            if not arguments.options_known(gamma, tool, reading.sub if sub else None):
                 return None
             listed = {b.attrs["word"]: b for b in gamma.bindings("Option", tool=tool, sub=sub)}
             if part.option in listed and (part.option == text.split("=", 1)[0] or _bundled(text, listed)):
@@ -335,14 +339,14 @@ def _binding_for(reading: arguments.Reading, part: arguments.Part, gamma: Gamma)
 
 def _bundled(text: str, listed: dict[str, Binding]) -> bool:
     """``-abc`` is ``-a -b -c`` when each is a listed short option; after one that
-    takes a value, the rest of the word is that value (``-mmessage``)."""
+    takes a value, or may, the rest of the word is that value (``-mmessage``, make's ``-j4``)."""
     if text.startswith("--") or len(text) < 3:
         return False
     for letter in text[1:]:
         binding = listed.get(f"-{letter}")
         if binding is None:
             return False
-        if binding.attrs.get("value") == "required":
+        if binding.attrs.get("value") in ("required", "optional"):
             return True
     return True
 

@@ -45,6 +45,13 @@ def _options(gamma: Gamma, tool: str, sub: str) -> dict[str, Binding]:
     return {b.attrs["word"]: b for b in gamma.bindings("Option", tool=tool, sub=sub)}
 
 
+def options_known(gamma: Gamma, tool: str, sub: str | None) -> bool:
+    """Whether the options of ``tool sub`` are known: it described itself, and not as a text that
+    lists only some of them (jq 1.6's "Some of the options include")."""
+    source = gamma.lookup(f"source:tool:{tool}" + (f" {sub}" if sub else ""))
+    return source is not None and source.sort == "Source" and not source.attrs.get("options_open")
+
+
 def has_subcommands(tool: str, gamma: Gamma) -> bool:
     return bool(gamma.bindings("Subcommand", tool=tool)) or any(r.tool == tool and r.sub for r in ROLES)
 
@@ -67,7 +74,7 @@ def read(command: Command, gamma: Gamma) -> Reading:
             return Reading(tool, None, None, tuple(parts + [Part(a, "unknown") for a in args[i:]]))
     role = role_for(tool, sub, (a.text or "" for a in args[i:]))
     options = _options(gamma, tool, sub or "")
-    known = f"source:tool:{tool}" + (f" {sub}" if sub else "") in gamma
+    known = options_known(gamma, tool, sub)
     position = 0
     lead_seen = False
     dashdash = False
@@ -109,15 +116,31 @@ def _option(args: Sequence[Word], i: int, options: dict[str, Binding], parts: li
     text = word.text or ""
     name = text.split("=", 1)[0]
     binding = options.get(name)
-    if binding is None and len(text) > 2 and text[1] != "-" and f"-{text[1]}" in options:
-        name, binding = f"-{text[1]}", options[f"-{text[1]}"]  # -mmsg, -abc: the first letter names it
-    parts.append(Part(word, "option", option=name))
     takes = binding is not None and binding.attrs.get("value") == "required"
-    attached = "=" in text or (binding is not None and len(text) > 2 and text[1] != "-" and name != text)
+    attached = "=" in text
+    if binding is None and len(text) > 2 and text[1] != "-" and f"-{text[1]}" in options:
+        name, binding = f"-{text[1]}", options[f"-{text[1]}"]  # -mmsg, -abc, -am: the first letter names it
+        takes, attached = _bundle(text, options)
+    parts.append(Part(word, "option", option=name))
     if takes and not attached and i + 1 < len(args):
         parts.append(Part(args[i + 1], "value"))
         return i + 2
     return i + 1
+
+
+def _bundle(text: str, options: dict[str, Binding]) -> tuple[bool, bool]:
+    """``-abc``, ``-mmsg``, ``-am``: (whether a letter of it takes a value, whether that value is
+    in the word): after the first such letter the rest of the word is its value; when it is the
+    last letter, the next word is (``git commit -am msg``)."""
+    for at, letter in enumerate(text[1:], 1):
+        binding = options.get(f"-{letter}")
+        if binding is None:
+            return False, True
+        if binding.attrs.get("value") == "required":
+            return True, at < len(text) - 1
+        if binding.attrs.get("value") == "optional":
+            return False, True  # make's -j4: the rest of the word, never the next one
+    return False, True
 
 
 def ref_word(text: str, kind: str | None) -> str:

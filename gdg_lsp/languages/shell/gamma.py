@@ -32,6 +32,7 @@ from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
 from gdg_lsp.languages.shell import git_state, make_targets, names, package_scripts
 from gdg_lsp.languages.shell.roles import ROLES
+from gdg_lsp.languages.shell.help_text import OptionSpec
 from gdg_lsp.languages.shell.tool_help import TOOL_HELP, Surface, ToolHelp
 from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
 
@@ -228,25 +229,28 @@ def _surface_bindings(surface: Surface, subs: Sequence[Surface]) -> list[Binding
     tool = surface.tool
     origin = Origin(None, 0, 0, f"`{surface.source}` ({surface.version or 'version unknown'})")
     found = [Binding(f"source:tool:{tool}", "Source", {"kind": f"tool:{tool}", "word": tool, "path": surface.path,
-                                                       "version": surface.version, "completion": False}, origin)]
+                                                       "version": surface.version, "completion": False,
+                                                       "options_open": surface.options_open}, origin)]
     for sub in surface.subcommands:
         found.append(Binding(f"{tool} {sub}", "Subcommand", {"word": sub, "tool": tool}, origin))
     for option in surface.options:
-        found.append(Binding(f"{tool} {option.name}", "Option",
-                             {"word": option.name, "tool": tool, "sub": "", "value": _value(option)}, origin))
+        found.append(Binding(f"{tool} {option.name}", "Option", _option_attrs(option, tool, ""), origin))
     for described in subs:
         sub = described.source.split()[1]
         sub_origin = Origin(None, 0, 0, f"`{described.source}` ({described.version or 'version unknown'})")
         found.append(Binding(f"source:tool:{tool} {sub}", "Source", {"kind": f"tool:{tool} {sub}", "word": sub, "completion": False},
                              sub_origin))
         for option in described.options:
-            found.append(Binding(f"{tool} {sub} {option.name}", "Option",
-                                 {"word": option.name, "tool": tool, "sub": sub, "value": _value(option)}, sub_origin))
+            found.append(Binding(f"{tool} {sub} {option.name}", "Option", _option_attrs(option, tool, sub), sub_origin))
     return found
 
 
-def _value(option) -> str:
-    return "required" if option.takes_value else ("optional" if option.optional_value else "none")
+def _option_attrs(option: OptionSpec, tool: str, sub: str) -> dict:
+    """An option's attrs; one the tool's convention derives (``derived``: git's ``--no-ff`` where the
+    help writes ``--ff``) is no completion item and enters the grammar only where it is typed."""
+    value = "required" if option.takes_value else ("optional" if option.optional_value else "none")
+    attrs = {"word": option.name, "tool": tool, "sub": sub, "value": value}
+    return attrs | {"derived": True, "completion": False} if option.derived else attrs
 
 
 def _short(file: str, git_dir: Path) -> str:

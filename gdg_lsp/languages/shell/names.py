@@ -42,7 +42,8 @@ Rule = Callable[[str], "str | None"]
 _REF_FORBIDDEN = re.compile(r"[ ~^:?*\[\\]")
 _ALIAS = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
-_OPTION = re.compile(r"--?[A-Za-z0-9?][A-Za-z0-9_-]{0,46}\Z")
+_OPTION = re.compile(r"-[A-Za-z0-9?#:]\Z|--?[A-Za-z0-9][A-Za-z0-9_.-]{0,45}\Z")
+"""``-x`` (curl's ``-#`` and ``-:`` too), ``--name`` with dots (curl's ``--http1.1``)."""
 _PLAIN = re.compile(r"[\w.,/:@%+=-]+\Z")
 """Characters no shell reads specially inside a word (``\\w``: letters and digits of any script, ``_``)."""
 

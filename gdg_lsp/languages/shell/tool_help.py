@@ -54,7 +54,7 @@ import platformdirs
 from gdg_lsp.boundary import Boundary, Refused, read_bounded, real
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.shell import names
-from gdg_lsp.languages.shell.help_text import OptionSpec, parse_options, parse_subcommands
+from gdg_lsp.languages.shell.help_text import OptionSpec, lists_some_options, parse_options, parse_subcommands
 from gdg_lsp.private_folder import NotPrivate, private_folder, remove_entry, why_not_private
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,9 @@ MAX_OUTPUT = 512 * 1024
 VERSION_RECHECK_S = 300.0
 RESOLVE_TTL_S = 5.0
 """How long a tool's resolution on PATH (and its mtime) is trusted before it is looked up again."""
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+"""2: options carry ``derived`` and a surface ``options_open`` (entries of 1 were read by an older
+parser: ``--no-ff`` was missing from git's, so they are asked again)."""
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
 """A cache entry larger than this is no tool's help (MAX_OUTPUT per text, a few texts)."""
 
@@ -107,32 +109,39 @@ class Surface:
     """The command that said it, for hover and explain: ``git help -a``."""
     subcommands: tuple[str, ...] = ()
     options: tuple[OptionSpec, ...] = ()
+    options_open: bool = False
+    """The text lists only some of the tool's options (jq 1.6: "Some of the options include"), or
+    none beside its subcommands (``npm --help``): its options are not known."""
 
     def payload(self) -> dict:
         return {"tool": self.tool, "path": self.path, "version": self.version, "source": self.source,
-                "subcommands": list(self.subcommands), "options": [o.payload() for o in self.options]}
+                "subcommands": list(self.subcommands), "options": [o.payload() for o in self.options],
+                "options_open": self.options_open}
 
 
-def _entry_words(data: object) -> tuple[tuple[str, ...], tuple[OptionSpec, ...]]:
+def _entry_words(data: object) -> tuple[tuple[str, ...], tuple[OptionSpec, ...], bool]:
     """The subcommands and options a cache entry's surface holds, each checked by the rule a
-    freshly parsed word passes; ValueError when any is not such a word (the entry is rebuilt)."""
+    freshly parsed word passes, and whether its options are open; ValueError when any is not such
+    a word (the entry is rebuilt)."""
     if not isinstance(data, dict) or not isinstance(data.get("subcommands"), list) \
             or not isinstance(data.get("options"), list):
         raise ValueError("not a surface")
     subcommands = tuple(data["subcommands"])
     options = []
     for item in data["options"]:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+        if not (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str)
                 and all(isinstance(flag, bool) for flag in item[1:])):
             raise ValueError(f"not an option: {item!r}"[:200])
-        options.append(OptionSpec(item[0], item[1], item[2]))
+        options.append(OptionSpec(item[0], item[1], item[2], item[3]))
     for word in subcommands:
         if not isinstance(word, str) or (why := names.subcommand(word)) is not None:
             raise ValueError(f"subcommand {word!r}: {why or 'not a string'}"[:200])
     for option in options:
         if (why := names.option(option.name)) is not None:
             raise ValueError(f"option {option.name!r}: {why}"[:200])
-    return subcommands, tuple(options)
+    if not isinstance(data.get("options_open", False), bool):
+        raise ValueError("options_open is not a boolean")
+    return subcommands, tuple(options), data.get("options_open", False)
 
 
 def _said_words(tool: str, source: str, subcommands: Iterable[str],
@@ -300,8 +309,8 @@ class ToolHelp:
                 text = self._run(known.path, args, boundary, path_env)
                 surface = None
                 source = f"{tool} {' '.join(args)}"
-                if text is not None:
-                    _, options = _said_words(tool, source, (), parse_options(text))
+                if text is not None and not lists_some_options(text):  # else its options stay open
+                    _, options = _said_words(tool, source, (), parse_options(text, tool, subcommand=True))
                     if options:
                         surface = Surface(tool, known.path, known.version, source, (), options)
                 known.subs[sub] = surface
@@ -365,10 +374,11 @@ class ToolHelp:
             return None
         text = "\n".join(texts)
         source = _top_source(tool, recipe)
-        subcommands, options = _said_words(tool, source, parse_subcommands(text), parse_options(text))
+        subcommands, options = _said_words(tool, source, parse_subcommands(text), parse_options(text, tool))
         if not subcommands and not options:
             return None
-        return Surface(tool, path, version, source, subcommands, options)
+        return Surface(tool, path, version, source, subcommands, options,
+                       options_open=lists_some_options(text) or not options)
 
     # -- the disk cache --------------------------------------------------------------------
 
@@ -394,8 +404,8 @@ class ToolHelp:
             recipe = RECIPES.get(tool, Recipe())
             top = None
             if data.get("top"):
-                subcommands, options = _entry_words(data["top"])
-                top = Surface(tool, path, version, _top_source(tool, recipe), subcommands, options)
+                subcommands, options, options_open = _entry_words(data["top"])
+                top = Surface(tool, path, version, _top_source(tool, recipe), subcommands, options, options_open)
             subs: dict[str, Surface | None] = {}
             for sub, described in dict(data.get("subs") or {}).items():
                 if top is None or sub not in top.subcommands or recipe.sub is None:
