@@ -1,7 +1,8 @@
 -- Drives a headless Neovim like a user: set up the plugin, open a file, wait
 -- for the model, type in insert mode (through the input queue, so autocmds and
--- mappings fire as they do for keystrokes), wait for the ghost text, accept it
--- with <Tab>, save, and write what happened to a JSON file for pytest.
+-- mappings fire as they do for keystrokes), wait for the ghost text, type its
+-- first characters (every frame recorded), accept the rest with <Tab>, save,
+-- and write what happened to a JSON file for pytest.
 --
 -- Environment: GDG_PLUGIN (editors/neovim), GDG_CMD (JSON list: the server
 -- command), GDG_FILE (file to edit), GDG_LINE (1-based line to append to),
@@ -66,6 +67,42 @@ local function wait_for(what, timeout_ms, cond, next_step)
   poll()
 end
 
+-- Type the first characters of the ghost one at a time (as a user typing what it shows):
+-- every frame drawn meanwhile is recorded (nvim_frames.lua); then wait for the server's
+-- confirming answer and note the ghost it leaves.
+local TYPE_THROUGH, GAP_MS, CONFIRM_WAIT_MS = 4, 40, 2000
+local function type_through(line, ghost, done)
+  local first = vim.split(ghost, "\n", { plain = true })[1]
+  local count = math.min(TYPE_THROUGH, vim.fn.strchars(first) - 1)
+  local typed = vim.fn.strcharpart(first, 0, math.max(count, 0))
+  result.typed_through = typed
+  if typed == "" then
+    result.ghost_confirmed = ghost
+    return done()
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local frames = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_frames.lua").recorder(function()
+    return vim.api.nvim_buf_get_lines(bufnr, line - 1, line, false)[1] or "", require("gdg_lsp.inline").ghost_text(bufnr)
+  end)
+  frames.from = #result.line_before
+  frames.expect = ghost
+  local i = 0
+  local function next_char()
+    i = i + 1
+    if i > vim.fn.strchars(typed) then
+      frames.expect = nil
+      result.frames = frames.judge()
+      return vim.defer_fn(function()
+        result.ghost_confirmed = require("gdg_lsp.inline").ghost_text(bufnr)
+        done()
+      end, CONFIRM_WAIT_MS)
+    end
+    vim.api.nvim_input((vim.fn.strcharpart(typed, i - 1, 1):gsub("<", "<lt>")))
+    vim.defer_fn(next_char, GAP_MS)
+  end
+  next_char()
+end
+
 vim.opt.runtimepath:prepend(env.GDG_PLUGIN)
 vim.o.swapfile = false
 local timeout = tonumber(env.GDG_TIMEOUT_MS or "180000")
@@ -120,7 +157,8 @@ end, function()
       end, function(ghost)
         result.ghost = ghost
         result.mode_with_ghost = vim.api.nvim_get_mode().mode
-        vim.api.nvim_input("<Tab>")
+        type_through(line, ghost, function()
+          vim.api.nvim_input("<Tab>")
         wait_for("accepted", 5000, function()
           return vim.api.nvim_buf_get_lines(bufnr, line - 1, line, false)[1] ~= result.line_before
         end, function()
@@ -132,6 +170,7 @@ end, function()
             result.lines_after = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
             finish(nil)
           end)
+        end)
         end)
       end)
     end)

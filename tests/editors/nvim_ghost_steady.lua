@@ -48,47 +48,10 @@ local function shown_ids(id)
   return n
 end
 
--- frames: what each redraw showed while `expect` (the suggestion being typed) is set
-local expect, frames, key_times = nil, {}, {}
-local frame_ns = vim.api.nvim_create_namespace("test.frames")
-vim.api.nvim_set_decoration_provider(frame_ns, { on_start = function()
-  if expect and fake.buf then
-    table.insert(frames, { t = vim.uv.hrtime(), line = line(), ghost = ghost(), expect = expect })
-  end
-end })
-vim.on_key(function(_, typed)
-  if expect and typed ~= "" then
-    table.insert(key_times, { t = vim.uv.hrtime() })
-  end
+-- what each redraw showed while `frames.expect` (the suggestion being typed) is set
+local frames = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/nvim_frames.lua").recorder(function()
+  return line(), ghost()
 end)
-
--- every frame whose line begins `expect` shows its rest; a frame whose line does not shows none
-local function judge_frames()
-  local without, wrong, stale = 0, 0, 0
-  for _, f in ipairs(frames) do
-    if vim.startswith(f.expect, f.line) and #f.line < #f.expect then
-      if f.ghost == "" then
-        without = without + 1
-      elseif f.ghost ~= f.expect:sub(#f.line + 1) then
-        wrong = wrong + 1
-      end
-    elseif f.ghost ~= "" then
-      stale = stale + 1
-    end
-  end
-  -- the first frame after each key: how long after the key it was drawn
-  local worst = 0
-  for _, k in ipairs(key_times) do
-    for _, f in ipairs(frames) do
-      if f.t >= k.t then
-        worst = math.max(worst, (f.t - k.t) / 1e6)
-        break
-      end
-    end
-  end
-  result.frames = { checked = #frames, without_ghost = without, wrong_rest = wrong, stale_ghost = stale,
-    keys = #key_times, max_ms_after_key = worst }
-end
 
 local requests_before
 local typed_done = false
@@ -110,7 +73,7 @@ fake.run({
   { name = "type through", action = function()
       check("shown once", shown_ids("a"), 1)
       requests_before = #result.requests
-      expect = A
+      frames.expect = A
       type_keys({ "u", "e", " ", "=", " " })
     end, ["until"] = function()
       return typed_done
@@ -126,7 +89,7 @@ fake.run({
       check("the confirmed rest", ghost(), "compute(x)")
       check("a typed-through rest is the same item: not shown again", shown_ids("a"), 1)
       requests_before = #result.requests
-      expect = nil
+      frames.expect = nil
       vim.api.nvim_input("<M-]>")
     end, ["until"] = function()
       return ghost() == "other(y)"
@@ -140,13 +103,13 @@ fake.run({
     end, settle = DEBOUNCE_MS + 50 },
   { name = "type more", action = function()
       requests_before = #result.requests
-      expect = A
+      frames.expect = A
       type_keys({ "c", "o", "m" })
     end, ["until"] = function()
       return typed_done
     end, settle = 0 },
   { name = "alternative dropped", action = function()
-      expect = nil -- a key that draws no new text makes no frame to judge
+      frames.expect = nil -- a key that draws no new text makes no frame to judge
       vim.api.nvim_input("<M-]>")
     end, ["until"] = function()
       return vim.api.nvim_get_mode().mode == "i"
@@ -169,7 +132,7 @@ fake.run({
       fake.responder = function()
         return { items = {} }, 0
       end
-      expect = "value = compute(x, y)"
+      frames.expect = "value = compute(x, y)"
       vim.api.nvim_input("X")
     end, ["until"] = function()
       return #result.requests > requests_before
@@ -177,8 +140,8 @@ fake.run({
   { name = "end", action = function()
       check("a mismatch clears", ghost(), "")
       check("and asks once after the debounce", #result.requests, requests_before + 1)
-      expect = nil
-      judge_frames()
+      frames.expect = nil
+      result.frames = frames.judge()
       vim.api.nvim_input("<Esc>")
     end },
 })

@@ -188,8 +188,19 @@ def test_ghost_text_is_shown_in_insert_mode_and_tab_accepts_it(tmp_path):
     assert result["line_before"] == typed_line
     ghost = result["ghost"]
     assert ghost.strip()
+    # typing its first characters kept the ghost in every frame, the rest at once
+    typed, frames = result["typed_through"], result.get("frames")
+    assert ghost.startswith(typed)
+    if typed:
+        print("typed through", repr(typed), "of", repr(ghost), frames, "confirmed", repr(result["ghost_confirmed"]))
+        assert frames["keys"] == len(typed) and frames["checked"] >= frames["keys"], frames
+        assert frames["without_ghost"] == 0 and frames["wrong_rest"] == 0, frames
+        assert frames["max_ms_after_key"] <= 16, frames
+    # the server's confirming answer (from the suggestion shown) left a rest that Tab accepted
+    rest = result["ghost_confirmed"]
+    assert rest, result
     # the buffer changed exactly as the ghost text said
-    expected = before[: CURSOR_LINE - 1] + (typed_line + ghost).split("\n") + before[CURSOR_LINE:]
+    expected = before[: CURSOR_LINE - 1] + (typed_line + typed + rest).split("\n") + before[CURSOR_LINE:]
     assert result["lines_after"] == expected
     saved = source.read_text(encoding="utf-8").splitlines()
     assert saved == expected
