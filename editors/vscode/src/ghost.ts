@@ -145,11 +145,7 @@ export class GhostBook {
     return true;
   }
 
-  /** The showing ended (accepted, dismissed, the document closed): the same item shown again counts again. */
-  endShowing(uri: string): void {
-    this.shownIds.delete(uri);
-  }
-
+  /** The ghost is gone (accepted, dismissed, left, the document closed): an item shown again counts again. */
   forget(uri: string): void {
     this.served.delete(uri);
     this.shownIds.delete(uri);

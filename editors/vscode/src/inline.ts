@@ -196,14 +196,14 @@ export class GhostText implements vscode.Disposable {
     }
   }
 
-  /** After a keystroke or a cursor move: the ghost is gone once the text left it. */
+  /** After a keystroke or a cursor move: once the text or the cursor left the ghost, VS Code drops it too. */
   private recheck(editor: vscode.TextEditor): void {
     if (editor !== vscode.window.activeTextEditor) {
       return;
     }
     const uri = editor.document.uri.toString();
     if (this.book.get(uri) && !this.onScreen(editor.document, editor.selection.active)) {
-      this.book.endShowing(uri);
+      this.book.forget(uri);
       this.setGhostKey(false);
       this.clearMarks();
     }

@@ -83,7 +83,7 @@ describe("GhostBook", () => {
     assert.equal(book.firstShowing(uri, item("return average, spread", 21, 4, "s-1")), true);
     assert.equal(book.firstShowing(uri, item("eturn average, spread", 21, 5, "s-1")), false);
     assert.equal(book.firstShowing(uri, item("x", 21, 5, "s-2")), true);
-    book.endShowing(uri);
+    book.forget(uri);
     assert.equal(book.firstShowing(uri, item("x", 21, 5, "s-2")), true);
   });
 
