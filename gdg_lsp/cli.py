@@ -7,6 +7,7 @@
     gdg-lsp explain FILE --line L [--col C]
     gdg-lsp model info|prepare
     gdg-lsp doctor
+    gdg-lsp stats [--json]            what happened to the suggestions shown (kept locally)
     gdg-lsp bench quality|perf|stress ...
     gdg-lsp induce CORPUS --lang L --hole KIND -o FILE
     gdg-lsp gate FILE [--corpus DIR]
@@ -105,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check the installation and say how to fix what is missing")
 
+    stats = sub.add_parser("stats", help="what happened to the suggestions shown, per language and model "
+                                         "(kept in your state folder by the server, sent nowhere)")
+    stats.add_argument("--json", action="store_true", help="print the rows and totals as JSON")
+
     induce = sub.add_parser("induce", help="build a fragment file from a corpus's regions of one hole kind, "
                                            "written only when it passes the gate (docs/fragments.md)")
     induce.add_argument("corpus", type=Path, nargs="+", help="folders or files of the language")
@@ -148,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _setup_logging(args.log_level, args.log_file, stream=sys.stderr)
+    _setup_logging(args.log_level, args.log_file, stream=sys.stderr, serving=args.command is None)
     _consent(args)
     try:
         if args.command is None:
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             from gdg_lsp.doctor import run_doctor
 
             return run_doctor()
+        if args.command == "stats":
+            return _stats(args)
         if args.command == "bench":
             from gdg_lsp.bench import main as bench_main
 
@@ -187,8 +194,16 @@ def _consent(args: argparse.Namespace) -> None:
         consent.allow_http_host(host)
 
 
-def _setup_logging(level: str, log_file: Path | None, stream) -> None:
+def _setup_logging(level: str, log_file: Path | None, stream, serving: bool = False) -> None:
+    """``serving``: records go to the client as window/logMessage at their level
+    (server/client_log.py), and only warnings and errors to ``stream`` too (editors show a
+    server's stderr as errors); the log file, if any, keeps every record."""
     handlers: list[logging.Handler] = [logging.StreamHandler(stream)]
+    if serving:
+        from gdg_lsp.server.client_log import HANDLER
+
+        handlers[0].setLevel(logging.WARNING)
+        handlers.append(HANDLER)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
@@ -384,6 +399,20 @@ def _gate(args: argparse.Namespace) -> int:
     print(json.dumps({**result.report.summary(), "coverage": result.coverage}, indent=2) if args.json
           else "\n".join(result.lines()))
     return 0 if result.report.passed else 1
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from gdg_lsp.service.acceptance_store import AcceptanceStore, stats_lines
+
+    store = AcceptanceStore()
+    table = store.read()
+    if store.problem:
+        print(f"gdg-lsp: {store.problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"store": str(store.path), "problem": store.problem, **table.payload()}, indent=2))
+    else:
+        print("\n".join(stats_lines(table, store.path)))
+    return 1 if store.problem else 0
 
 
 def _warn(message: str) -> None:

@@ -12,11 +12,10 @@ import logging
 import threading
 
 from lsprotocol import types
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from gdg_lsp import __version__
-from gdg_lsp.server import transport
+from gdg_lsp.server import client_log, transport
 from gdg_lsp.server.protocol import GdgProtocol
 from gdg_lsp.server.session import Session
 
@@ -36,19 +35,29 @@ class GdgLanguageServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> None:
         stdin_stream, stdout_stream = transport.stdio_streams()
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or stdout_stream))
+        serving: list[asyncio.Task] = []
+
+        def client_gone() -> None:  # the pipe to the client closed: stop reading, end the session
+            self._stop_event.set()
+            for task in serving:
+                task.get_loop().call_soon_threadsafe(task.cancel)
+
+        self.protocol.set_writer(transport.PipeWriter(stdout or stdout_stream, client_gone))
 
         async def run() -> None:
             chunks = transport.stdin_chunks(stdin or stdin_stream, asyncio.get_running_loop())
-            await self._serve(transport.FrameReader(chunks))
+            serving.append(asyncio.current_task())
+            try:
+                await self._serve(transport.FrameReader(chunks))
+            except asyncio.CancelledError:
+                pass
 
         try:
             asyncio.run(run())
-        except BrokenPipeError:
-            log.error("the client closed the connection")
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            self.session.acceptance.close(self)
             self.shutdown()
 
     async def serve_frames(self, reader: transport.FrameReader, first: bytes | None = None) -> None:
@@ -67,6 +76,7 @@ class GdgLanguageServer(LanguageServer):
             timers.clear()
         session.worker.shutdown()
         session.scheduler.shutdown()
+        session.acceptance.close(self)
 
     async def _serve(self, reader: transport.FrameReader) -> None:
         await transport.serve(reader, self.protocol.receive, self.protocol.report_unreadable,  # type: ignore[attr-defined]
@@ -83,6 +93,7 @@ class GdgLanguageServer(LanguageServer):
 def create_server(dev: bool = False) -> GdgLanguageServer:
     """The server; ``dev`` adds the test features of ``gdg_lsp.server.devtools``."""
     from gdg_lsp.server import (
+        acceptance,
         code_action,
         completion,
         configuration,
@@ -95,8 +106,9 @@ def create_server(dev: bool = False) -> GdgLanguageServer:
     )
 
     server = GdgLanguageServer()
-    for module in (configuration, sync, workspace_files, inline_completion, completion, hover, code_action, custom,
-                   sql_source):
+    client_log.HANDLER.attach(server)  # its log goes to this server's client (when cli installed it)
+    for module in (configuration, sync, workspace_files, acceptance, inline_completion, completion, hover, code_action,
+                   custom, sql_source):
         module.register(server)
     if dev:
         from gdg_lsp.server import devtools

@@ -34,6 +34,7 @@ def register(server) -> None:
         payload["handlersMs"] = timings_payload()
         payload["analysis"] = ls.session.scheduler.stats.payload()
         payload["heap"] = heap.payload()
+        payload["acceptance"] = ls.session.acceptance.payload(ls)
         return payload
 
     @server.feature("gdg/explain")

@@ -8,6 +8,15 @@ of the document, within ``gdg.timeoutMs`` counted from its arrival (a request
 that comes while the model loads waits for it, within that budget); a newer request for the same document supersedes it (it then
 answers empty, never stale text), and ``$/cancelRequest`` stops it before its
 next token.
+
+With ``gdg.candidates`` above 1 the first candidate is answered at once, and the others
+are decoded after it on the decode worker, in a time slice of their own
+(``CompletionService.more_candidates``); they join the suggestion shown in the reuse
+cache, so the editor's next ask at that place (VS Code's "show next", Neovim's cycle
+key) gets them all. Such an ask waits for them, within its own budget; typing through
+does not (the alternatives are filtered by what was typed when they arrive).
+
+Every item carries the accept command and a unique id (``server/acceptance.py``).
 """
 
 from __future__ import annotations
@@ -15,14 +24,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import attrs
 from lsprotocol import types
 
-from gdg_lsp.server import problems
+from gdg_lsp.server import acceptance, problems
 from gdg_lsp.server.handlers import handles
 from gdg_lsp.server.scheduler import SUPERSEDED
-from gdg_lsp.server.worker import ModelNotReady
+from gdg_lsp.server.worker import Job, ModelNotReady
+from gdg_lsp.service.suggestion_reuse import Item, Shown
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +42,20 @@ MIN_DECODE_MS = 50
 """Below this much of its budget left after waiting, a request is answered empty without decoding."""
 
 
+@dataclass
+class _Pending:
+    """Alternatives being decoded for the suggestion shown with id ``first_id``."""
+
+    first_id: str
+    job: Job
+    info: dict[str, Any]
+    """The ``gdg/suggestion`` data of the suggestion shown."""
+    applied: bool = False
+
+
 def register(server) -> None:
+    server.session.pending_alternatives = {}  # uri -> _Pending
+
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     @handles("inline completion", empty=lambda: types.InlineCompletionList(items=[]))
     async def inline_completion(ls, params: types.InlineCompletionParams) -> types.InlineCompletionList:
@@ -44,11 +69,12 @@ def register(server) -> None:
         doc, _, offset = located
         snapshot = doc.snapshot()
         settings = session.settings
-        reused = await _reuse(session, snapshot, offset, settings, arrived)
+        invoked = params.context is not None and params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+        reused = await _reuse(ls, snapshot, offset, settings, arrived, invoked)
         if reused is SUPERSEDED:
             return empty  # a newer request for this document came meanwhile
         if reused is not None:
-            return _answer(session, doc, snapshot, reused.start, [(reused.end, reused.suggestion)], position)
+            return _serve_reused(ls, doc, snapshot, reused, position)
 
         def decode(service, cancel):
             # the budget counts from the request's arrival: time spent waiting for the model to
@@ -57,7 +83,8 @@ def register(server) -> None:
             if left_ms < MIN_DECODE_MS:
                 log.info("no inline suggestion: its %d ms went by waiting for the model", settings.timeout_ms)
                 return None
-            return service.complete(snapshot, offset, attrs.evolve(settings, timeout_ms=int(left_ms)), cancel)
+            return service.complete(snapshot, offset, attrs.evolve(settings, timeout_ms=int(left_ms)), cancel,
+                                    first_only=settings.candidates > 1)
 
         job = session.worker.submit(doc.uri, decode)
         answer = asyncio.wrap_future(job.future)
@@ -81,26 +108,68 @@ def register(server) -> None:
         if suggestion is None or job.cancel.is_set():
             return empty  # superseded by a newer request for this document: its text would be stale
         problems.report_compile_errors(ls, suggestion)
-        info = {"uri": doc.uri, "version": snapshot.version, **suggestion.summary()}
-        session.last_suggestion = info
-        ls.protocol.notify("gdg/suggestion", info)
-        if not suggestion.text:
-            return empty
-        if suggestion.hole is not None:  # shown, so typed through (a budget-cut one too: it is what is on screen)
-            session.reuse.remember(snapshot, suggestion.start, suggestion.end, suggestion.text, settings,
-                                   suggestion.hole, info)
-        # every candidate, best first (gdg.candidates): the editor cycles through them
-        pieces = [(candidate.end, candidate.text) for candidate in suggestion.candidates or [suggestion]]
-        return _answer(session, doc, snapshot, suggestion.start, pieces, position)
+        return _serve_decoded(ls, doc, snapshot, suggestion, settings, position)
 
 
-async def _reuse(session, snapshot, offset: int, settings, arrived: float):
+def _serve_decoded(ls, doc, snapshot, suggestion, settings, position) -> types.InlineCompletionList:
+    session = ls.session
+    # every candidate, best first (gdg.candidates): the editor cycles through them
+    shown = suggestion.candidates or ([] if not suggestion.text else [suggestion])
+    items = [Item(candidate.text, candidate.end, acceptance.new_id()) for candidate in shown]
+    info = {"uri": doc.uri, "version": snapshot.version, **suggestion.summary(), "id": items[0].id if items else None}
+    info["candidates"] = _labelled(info["candidates"], items)
+    session.last_suggestion = info
+    ls.protocol.notify("gdg/suggestion", info)
+    key = acceptance.key_of(suggestion.language, session.worker.state.model)
+    acceptance.served(ls, doc.uri, key, suggestion.start,
+                      [(item.id, item.text, 0, item.end - suggestion.start) for item in items])
+    if not items:
+        return types.InlineCompletionList(items=[])
+    if suggestion.hole is not None:  # shown, so typed through (a budget-cut one too: it is what is on screen)
+        session.reuse.remember(snapshot, suggestion.start, items[0].end, items[0].text, settings, suggestion.hole,
+                               info, item_id=items[0].id, others=tuple(items[1:]))
+        if suggestion.more is not None:
+            _decode_more(ls, doc, snapshot, suggestion, settings, items[0].id, info)
+    return _answer(session, doc, snapshot, suggestion.start, items, position)
+
+
+def _serve_reused(ls, doc, snapshot, shown: Shown, position) -> types.InlineCompletionList:
+    key = acceptance.key_of((shown.info or {}).get("language"), ls.session.worker.state.model)
+    text = snapshot.text
+    acceptance.served(ls, doc.uri, key, shown.start,
+                      [(item.id, text[shown.start - item.offset : shown.start] + item.text, item.offset,
+                        item.end - shown.start) for item in shown.items])
+    return _answer(ls.session, doc, snapshot, shown.start, list(shown.items), position)
+
+
+def _labelled(summaries: list[dict[str, Any]], items: list[Item]) -> list[dict[str, Any]]:
+    """Each candidate's ``gdg/suggestion`` entry with the id it is served by (both in the order served)."""
+    return [{**summary, "id": item.id} for summary, item in zip(summaries, items)]
+
+
+async def _reuse(ls, snapshot, offset: int, settings, arrived: float, invoked: bool):
     """The suggestion shown earlier that still answers this request (``Shown``), None, or
     SUPERSEDED when a newer request for the document came while Γ was being checked."""
+    session = ls.session
     candidate = session.reuse.candidate(snapshot, offset, settings)
     if candidate is None:
         return None
-    session.worker.supersede(snapshot.uri)  # an older decode for this document is stale now
+    pending = session.pending_alternatives.get(snapshot.uri)
+    if pending is not None and pending.first_id in {item.id for item in candidate.shown.items}:
+        # its alternatives are being decoded: an ask at the same place (cycling, "ask now") waits
+        # for them within its budget; typing through does not, and neither cancels them
+        if (candidate.kind == "repeated" or invoked) and not pending.job.done.is_set():
+            left = settings.timeout_ms / 1000 - (time.monotonic() - arrived)
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending.job.future)), max(0.0, left))
+            except (TimeoutError, asyncio.TimeoutError):
+                pass
+            except Exception:  # their failure is logged where they are applied
+                pass
+            _apply_alternatives(ls, snapshot.uri, pending)
+            candidate = session.reuse.candidate(snapshot, offset, settings) or candidate
+    else:
+        session.worker.supersede(snapshot.uri)  # an older decode for this document is stale now
     analyzer = session.analyzer_for(snapshot.language_id, snapshot.text)
     if analyzer is None:
         return None
@@ -112,19 +181,62 @@ async def _reuse(session, snapshot, offset: int, settings, arrived: float):
     shown = session.reuse.confirm(candidate, hole)
     if shown is not None:
         info = {**(shown.info or {}), "uri": snapshot.uri, "version": snapshot.version, "text": shown.suggestion,
-                "reused": candidate.kind, "timingsMs": {"total": round((time.monotonic() - arrived) * 1000, 2)}}
+                "id": shown.items[0].id, "reused": candidate.kind,
+                "timingsMs": {"total": round((time.monotonic() - arrived) * 1000, 2)}}
         session.last_suggestion = info
         session.server.protocol.notify("gdg/suggestion", info)
     return shown
 
 
-def _answer(session, doc, snapshot, start: int, pieces: list[tuple[int, str]], position) -> types.InlineCompletionList:
-    """Items inserting each ``(end, text)`` of ``pieces`` over ``[start, end)`` of the snapshot."""
+def _decode_more(ls, doc, snapshot, suggestion, settings, first_id: str, info: dict[str, Any]) -> None:
+    """The rest of ``gdg.candidates`` for the suggestion just shown, on the decode worker, after it."""
+    session = ls.session
+    job = session.worker.submit(doc.uri, lambda service, cancel: service.more_candidates(
+        suggestion, snapshot, settings, cancel))
+    pending = session.pending_alternatives[doc.uri] = _Pending(first_id, job, info)
+    job.future.add_done_callback(lambda _: session.call_soon(_apply_alternatives, ls, doc.uri, pending))
+
+
+def _apply_alternatives(ls, uri: str, pending: _Pending) -> None:
+    """Alternatives decoded: they join the suggestion shown (once), and ``gdg/suggestion`` says so."""
+    session = ls.session
+    future = pending.job.future
+    if pending.applied or future is None or not future.done():
+        return
+    pending.applied = True
+    if session.pending_alternatives.get(uri) is pending:
+        del session.pending_alternatives[uri]
+    if future.cancelled() or future.exception() is not None:
+        if not future.cancelled():
+            log.warning("alternatives failed: %s", future.exception())
+        return
+    more = future.result()
+    if more is None:
+        return  # superseded before it ran
+    info = pending.info
+    first = next((c for c in more.candidates if c.text == info.get("text")), None)
+    ordered = list(more.candidates)
+    if first is not None and first.complete:  # the ghost on screen keeps its place unless the budget cut it
+        ordered = [first, *(c for c in ordered if c is not first)]
+    items = [Item(c.text, c.end, pending.first_id if c is first else acceptance.new_id()) for c in ordered]
+    summary = more.summary()
+    notice = {**info, "candidates": _labelled([c.summary() for c in ordered], items), "dropped": summary["dropped"],
+              "alternatives": summary["alternatives"], "update": "alternatives",
+              "timingsMs": {**info.get("timingsMs", {}), **summary["timingsMs"]}}
+    if session.reuse.add_alternatives(uri, pending.first_id, items, notice) is None:
+        notice["alternatives"] = {**notice["alternatives"], "stale": True}  # the document shows something else now
+    session.last_suggestion = notice
+    ls.protocol.notify("gdg/suggestion", notice)
+
+
+def _answer(session, doc, snapshot, start: int, items: list[Item], position) -> types.InlineCompletionList:
+    """Items inserting each of ``items`` over ``[start, item.end)`` of the snapshot, with their command."""
     current = doc.version == snapshot.version
     first = doc.position_at(start, session.encoding) if current else (position.line, position.character)
-    items = []
-    for end, text in pieces:
-        last = doc.position_at(end, session.encoding) if current else first
-        items.append(types.InlineCompletionItem(
-            insert_text=text, range=types.Range(types.Position(*first), types.Position(*last))))
-    return types.InlineCompletionList(items=items)
+    served = []
+    for item in items:
+        last = doc.position_at(item.end, session.encoding) if current else first
+        served.append(types.InlineCompletionItem(
+            insert_text=item.text, range=types.Range(types.Position(*first), types.Position(*last)),
+            command=acceptance.command(item.id, item.offset)))
+    return types.InlineCompletionList(items=served)

@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from gdg_lsp import languages
 from gdg_lsp.documents import StoreFull
-from gdg_lsp.server import diagnostics, work_ahead
+from gdg_lsp.server import acceptance, diagnostics, work_ahead
 from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,14 @@ def register(server) -> None:
                 changes.append((None, change.text))
             else:
                 changes.append(((rng.start.line, rng.start.character, rng.end.line, rng.end.character), change.text))
+        length = doc.length
         edits = doc.apply_changes(changes, params.text_document.version, ls.session.encoding)
+        followed = []  # (start, end replaced, text) in the text before each: the suggestions shown follow them
+        for edit, (rng, text) in zip(edits, changes):
+            replaced = length if rng is None else edit.old_end
+            followed.append((edit.start, replaced, text))
+            length += len(text) - (replaced - edit.start)
+        acceptance.edited(ls, uri, followed)
         if ls.session.workspace.recent is not None:  # the lines around the last change, for other files' prompts
             ls.session.workspace.recent.note(doc, changes[-1][0][0] if changes and changes[-1][0] else 0)
         diagnostics.schedule(ls, uri)
@@ -60,6 +67,7 @@ def register(server) -> None:
     @handles("didClose")
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        acceptance.closed(ls, uri)  # while its text is there: accepted ranges are counted as they stand
         ls.session.documents.close(uri)
         ls.session.scheduler.forget(uri)
         ls.session.reuse.forget(uri)

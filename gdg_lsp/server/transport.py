@@ -220,3 +220,58 @@ async def serve(reader: FrameReader, receive: Callable[[bytes], None], report: C
 
 def stdio_streams() -> tuple[BinaryIO, BinaryIO]:
     return sys.stdin.buffer, sys.stdout.buffer
+
+
+class PipeWriter:
+    """pygls' writer over the stdout pipe, for a client that may close it at any time.
+
+    An editor quitting closes the pipe while the server still answers (Neovim's ``:qa!``
+    sends ``shutdown`` and closes it before reading the reply): the write fails, and pygls
+    logged the BrokenPipeError's traceback twice, then the interpreter a third time while
+    flushing stdout at exit. Here the first failed write means the client is gone: it is
+    said once at INFO, ``on_closed`` runs (the server stops reading), the stream's file
+    descriptor is pointed at the null device so that nothing else can fail on it, and later
+    writes are dropped."""
+
+    def __init__(self, stream: BinaryIO, on_closed: Callable[[], None] = lambda: None) -> None:
+        self._stream = stream
+        self._on_closed = on_closed
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (OSError, ValueError):  # EPIPE, ECONNRESET, or a stream closed under us
+            self._gone()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._stream.close()
+        except (OSError, ValueError):
+            _silence(self._stream)
+
+    def _gone(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        log.info("the client closed the connection: the server stops")
+        _silence(self._stream)
+        self._on_closed()
+
+
+def _silence(stream: BinaryIO) -> None:
+    """Point ``stream``'s descriptor at the null device: what is still buffered goes nowhere."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (tests): nothing will flush it at exit
+        pass

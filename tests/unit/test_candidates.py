@@ -10,6 +10,7 @@ from gdg_lsp.backends.models import random_backend
 from gdg_lsp.bench.inprocess import InProcessServer
 from gdg_lsp.bench.stress import slow_random_resolver
 from gdg_lsp.documents import Document
+from gdg_lsp.executor import StopReason
 from gdg_lsp.languages.python.analyzer import parse
 from gdg_lsp.server import create_server
 from gdg_lsp.service import candidates as cands
@@ -39,16 +40,29 @@ def test_every_candidate_references_only_gamma(names, seed, tiny_vocab):
     assert cands.rank(found) == found
 
 
-def _candidate(parses, logprob):
+def _candidate(parses, logprob, stop=StopReason.MAX_LINES, text="x"):
     class _Execution:
         mean_logprob = logprob
+        stop_reason = stop
+        rung = "gamma"
 
-    return cands.Candidate("x", 0, _Execution(), parses)
+    return cands.Candidate(text, 0, _Execution(), parses)
 
 
 def test_ranking_puts_parsing_lines_first_then_the_likelier():
     a, b, c, d = _candidate(False, -0.1), _candidate(True, -2.0), _candidate(True, -0.5), _candidate(None, -0.2)
     assert cands.rank([a, b, c, d]) == [c, b, d, a]
+
+
+def test_a_statement_cut_by_the_budget_never_ranks_above_a_complete_one():
+    """With gdg.candidates 3 a bare `return` cut by the time budget (it parses, and one likely token
+    has a high mean log-probability) ranked above `return average, spread`."""
+    cut = _candidate(True, -0.05, StopReason.TIMEOUT, "return")
+    tokens = _candidate(True, -0.1, StopReason.MAX_TOKENS, "return average,")
+    whole = _candidate(True, -0.9, StopReason.MAX_LINES, "return average, spread")
+    broken = _candidate(False, -0.3, StopReason.MODEL_END, "return average spread")
+    assert cands.rank([cut, tokens, whole, broken]) == [whole, broken, cut, tokens]
+    assert [c.complete for c in (cut, tokens, whole, broken)] == [False, False, True, True]
 
 
 def test_the_parse_check_reads_only_the_edited_line():
@@ -73,20 +87,32 @@ def test_one_candidate_is_the_default_and_costs_one_decode(random_backend):
     assert suggestion.summary()["candidates"] == [c.summary() for c in suggestion.candidates]
 
 
-async def test_the_inline_completion_lists_every_candidate():
+async def test_the_first_candidate_comes_at_once_and_the_others_on_the_next_ask():
+    """gdg.candidates 3: the first answer holds one item (the others would have cut it short in
+    one budget); they are decoded after it in a time slice of their own, and the next ask at the
+    same place (VS Code's show-next, Neovim's cycle) is answered with all of them, without another
+    decode of the first, the first keeping its id; gdg/suggestion says how the search went."""
     server_obj = create_server(dev=True)
     server_obj.session.worker.resolve_model = slow_random_resolver(0.0, seed=5)
     uri = "file:///cands/m.py"
     async with InProcessServer(server=server_obj, initialization_options={"maxTokens": 24, "candidates": 3}) as server:
         assert await server.wait_model() == "ready"
         server.open(uri, "import os\nvalue_total = 1\nvalue_count = 2\n")
-        answer = await server.request("textDocument/inlineCompletion", {
-            "textDocument": {"uri": uri}, "position": {"line": 3, "character": 0}, "context": {"triggerKind": 1}})
-        items = answer["result"]["items"]
+        ask = {"textDocument": {"uri": uri}, "position": {"line": 3, "character": 0}, "context": {"triggerKind": 1}}
+        first = (await server.request("textDocument/inlineCompletion", ask))["result"]["items"]
         info = next(m["params"] for m in reversed(server.messages) if m.get("method") == "gdg/suggestion")
-        assert [i["insertText"] for i in items] == [c["text"] for c in info["candidates"]]
-        assert 2 <= len(items) <= 3
-        assert len({i["insertText"] for i in items}) == len(items)
+        assert len(first) == 1 and info["alternatives"]["pending"] and info["alternatives"]["wanted"] == 3
+        assert [c["id"] for c in info["candidates"]] == [first[0]["command"]["arguments"][0]["id"]]
+
+        again = (await server.request("textDocument/inlineCompletion", ask))["result"]["items"]
+        update = next(m["params"] for m in server.messages if m.get("method") == "gdg/suggestion"
+                      and m["params"].get("update") == "alternatives")
+        assert [i["insertText"] for i in again] == [c["text"] for c in update["candidates"]]
+        assert 2 <= len(again) <= 3 and len({i["insertText"] for i in again}) == len(again)
+        ids = [i["command"]["arguments"][0]["id"] for i in again]
+        assert len(set(ids)) == len(ids) and first[0]["command"]["arguments"][0]["id"] in ids
+        assert first[0]["insertText"] in [i["insertText"] for i in again]
+        assert update["alternatives"]["found"] == len(again)
 
 
 def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried():
