@@ -1,14 +1,22 @@
-"""textDocument/completion: the names of Γ at the cursor (no model needed; on an analysis thread)."""
+"""textDocument/completion: the names of Γ at the cursor (no model needed; on an analysis thread).
+
+Items are the name as label, its kind, and a one-line detail (``describe``: ``function (values)``,
+``from collections import Counter``); after a dot (a trigger character) the receiver's members.
+The language's keywords its grammar allows at the cursor follow Γ's names (``service/keywords.py``):
+a suggest list without ``return`` hid the ghost ``return ...`` in VS Code.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 
 from lsprotocol import types
 
 from gdg_lsp.languages.base import run_start
 from gdg_lsp.server import problems
 from gdg_lsp.server.handlers import handles
+from gdg_lsp.service.keywords import allowed_keywords
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +28,6 @@ KIND = {
     "Class": types.CompletionItemKind.Class,
     "Module": types.CompletionItemKind.Module,
     "Import": types.CompletionItemKind.Reference,
-    "Builtin": types.CompletionItemKind.Keyword,
     "Table": types.CompletionItemKind.Class,
     "Column": types.CompletionItemKind.Field,
     "Field": types.CompletionItemKind.Field,
@@ -37,15 +44,54 @@ MEMBER_KIND = {
     "function": types.CompletionItemKind.Method,
     "variable": types.CompletionItemKind.Field,
 }
+BUILTIN_KIND = {
+    "function": types.CompletionItemKind.Function,
+    "class": types.CompletionItemKind.Class,
+    "exception": types.CompletionItemKind.Class,
+    "constant": types.CompletionItemKind.Constant,
+    "module": types.CompletionItemKind.Module,
+}
+"""A builtin by what it is (``Keyword`` is for the keywords listed after Γ's names)."""
+
+
+def kind_of(binding) -> types.CompletionItemKind:
+    if binding.sort == "Builtin":
+        return BUILTIN_KIND.get(str(binding.attrs.get("kind")), types.CompletionItemKind.Function)
+    return KIND.get(binding.sort, types.CompletionItemKind.Text)
+
+
+MAX_DETAIL = 80
+"""Characters of an item's detail line, at most."""
+TRIGGER_CHARACTERS = ["."]
+"""After a dot the receiver's members are listed: the editor asks without waiting for a letter."""
 
 
 def describe(binding) -> str:
-    attrs = ", ".join(f"{k}={v}" for k, v in binding.attrs.items() if k not in ("scope",) and v not in (None, ""))
-    return f"{binding.sort}" + (f" ({attrs})" if attrs else "")
+    """One line for an item: what the name is (its sort in words) and the one fact that tells
+    most (a signature, where it was imported from, its type or table), never the analyzer's internals."""
+    sort = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", binding.sort).lower()  # MakeTarget -> make target
+    attrs = binding.attrs
+    if isinstance(attrs.get("signature"), str):
+        detail = f"{'async ' if attrs.get('is_async') else ''}{sort} {attrs['signature']}"
+    elif attrs.get("imported") and attrs.get("module"):
+        detail = f"{sort}: from {attrs['module']} import {attrs['imported']}"
+    elif binding.sort == "Module" and attrs.get("module"):
+        detail = f"module {attrs['module']}"
+    elif attrs.get("type"):
+        detail = f"{sort}: {attrs['type']}"
+    elif attrs.get("table"):
+        detail = f"{sort} of {attrs['table']}"
+    elif binding.sort in ("Builtin", "Member") and isinstance(attrs.get("kind"), str):
+        detail = f"{sort} {attrs['kind']}"
+    else:
+        detail = sort
+    detail = " ".join(str(detail).split())
+    return detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 1] + "…"
 
 
 def register(server) -> None:
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(resolve_provider=False))
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(resolve_provider=False, trigger_characters=TRIGGER_CHARACTERS))
     @handles("completion", empty=lambda: types.CompletionList(is_incomplete=False, items=[]), background=True,
              moved=lambda: types.CompletionList(is_incomplete=True, items=[]))
     def completion(ls, params: types.CompletionParams, doc) -> types.CompletionList:
@@ -89,10 +135,17 @@ def register(server) -> None:
         # attr `word`: how the name is written at the cursor when Γ qualifies it (shell:
         # `main` of refs/heads/main); attr `completion=False`: not a name to write (a source)
         items = [
-            types.CompletionItem(label=label, kind=KIND.get(b.sort, types.CompletionItemKind.Text),
-                                 detail=describe(b), sort_text=("1" if b.sort == "Builtin" else "0") + label)
+            types.CompletionItem(label=label, kind=kind_of(b), detail=describe(b),
+                                 sort_text=("1" if b.sort == "Builtin" else "0") + label)
             for b in gamma.bindings()
             if b.sort != "Member" and b.attrs.get("completion", True) is not False
             and (label := str(b.attrs.get("word", b.name))).lower().startswith(prefix.lower())
         ]
+        if receiver is None and not text[start - 1 : start] == "." and len(items) < MAX_ITEMS:
+            # the keywords the grammar allows here, after Γ's names (sort text "2")
+            listed = {item.label for item in items}
+            items += [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword, detail="keyword",
+                                           sort_text="2" + word)
+                      for word in allowed_keywords(analyzer, doc, offset, prefix, session.workspace)
+                      if word not in listed]
         return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])

@@ -2,7 +2,9 @@
 
 The analysis runs on an analysis thread (``server/scheduler.py``): a newer run for
 the same document supersedes one still waiting, and findings for a version the
-document has left are never published."""
+document has left are never published. Diagnostics equal to the ones last published for the
+document (same ranges, messages, codes and data) are not published again: re-published after
+every edit, identical ones made Neovim's sign column jump (it hides them while typing)."""
 
 from __future__ import annotations
 
@@ -36,7 +38,14 @@ def schedule(ls, uri: str) -> None:
 def clear(ls, uri: str) -> None:
     if (handle := ls.session.diagnostic_timers.pop(uri, None)) is not None:
         handle.cancel()
+    ls.session.published_diagnostics.pop(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def _shape(diagnostics: list[types.Diagnostic]) -> tuple:
+    return tuple((d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message,
+                  d.severity, d.code, repr(sorted(d.data.items())) if isinstance(d.data, dict) else repr(d.data))
+                 for d in diagnostics)
 
 
 def to_lsp(doc, finding: Finding, encoding) -> types.Diagnostic:
@@ -88,6 +97,10 @@ def _deliver(ls, doc, snapshot, done) -> None:
         return  # superseded, no analyzer, or failed (logged)
     if ls.session.documents.find(snapshot.uri) is not doc or doc.version != snapshot.version:
         return  # the text moved on; the next schedule publishes fresh results
+    diagnostics = [to_lsp(snapshot, f, ls.session.encoding) for f in findings]
+    published, shape = ls.session.published_diagnostics, _shape(diagnostics)
+    if published.get(snapshot.uri) == shape:
+        return  # what the editor shows already
+    published.put(snapshot.uri, shape)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=snapshot.uri, version=snapshot.version,
-        diagnostics=[to_lsp(snapshot, f, ls.session.encoding) for f in findings]))
+        uri=snapshot.uri, version=snapshot.version, diagnostics=diagnostics))

@@ -69,6 +69,8 @@ class Session:
         self.reuse = SuggestionReuse()
         """Suggestions shown, for the keys that type them through and for repeated asks."""
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
+        self.published_diagnostics: BoundedCache[str, tuple] = BoundedCache("session.published-diagnostics", 4096)
+        """Per document, the diagnostics last published (server/diagnostics.py publishes only a change)."""
         self.work_ahead_timers: dict[str, asyncio.TimerHandle] = {}
         """Debounced work ahead of the next inline request, per document (server/work_ahead.py)."""
         self.work_ahead_line_starts: dict[str, int] = {}
