@@ -86,6 +86,8 @@ def register(server) -> None:
             return service.complete(snapshot, offset, attrs.evolve(settings, timeout_ms=int(left_ms)), cancel,
                                     first_only=settings.candidates > 1)
 
+        if (stale := session.pending_alternatives.pop(doc.uri, None)) is not None:
+            stale.job.cancel.set()  # for a suggestion the document no longer shows: this request goes first
         job = session.worker.submit(doc.uri, decode)
         answer = asyncio.wrap_future(job.future)
         try:
@@ -188,6 +190,12 @@ async def _reuse(ls, snapshot, offset: int, settings, arrived: float, invoked: b
     return shown
 
 
+def forget(ls, uri: str) -> None:
+    """The document closed: alternatives still being decoded for it are given up."""
+    if (pending := ls.session.pending_alternatives.pop(uri, None)) is not None:
+        pending.job.cancel.set()
+
+
 def _decode_more(ls, doc, snapshot, suggestion, settings, first_id: str, info: dict[str, Any]) -> None:
     """The rest of ``gdg.candidates`` for the suggestion just shown, on the decode worker, after it."""
     session = ls.session
@@ -201,11 +209,10 @@ def _apply_alternatives(ls, uri: str, pending: _Pending) -> None:
     """Alternatives decoded: they join the suggestion shown (once), and ``gdg/suggestion`` says so."""
     session = ls.session
     future = pending.job.future
-    if pending.applied or future is None or not future.done():
-        return
+    if pending.applied or future is None or not future.done() or session.pending_alternatives.get(uri) is not pending:
+        return  # applied already, not done, or given up for a newer suggestion
     pending.applied = True
-    if session.pending_alternatives.get(uri) is pending:
-        del session.pending_alternatives[uri]
+    del session.pending_alternatives[uri]
     if future.cancelled() or future.exception() is not None:
         if not future.cancelled():
             log.warning("alternatives failed: %s", future.exception())

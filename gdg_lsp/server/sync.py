@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from gdg_lsp import languages
 from gdg_lsp.documents import StoreFull
-from gdg_lsp.server import acceptance, diagnostics, work_ahead
+from gdg_lsp.server import acceptance, diagnostics, inline_completion, work_ahead
 from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ def register(server) -> None:
         ls.session.documents.close(uri)
         ls.session.scheduler.forget(uri)
         ls.session.reuse.forget(uri)
+        inline_completion.forget(ls, uri)
         if ls.session.workspace.recent is not None:
             ls.session.workspace.recent.forget(uri)
         work_ahead.forget(ls, uri)

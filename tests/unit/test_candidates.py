@@ -115,6 +115,65 @@ async def test_the_first_candidate_comes_at_once_and_the_others_on_the_next_ask(
         assert update["alternatives"]["found"] == len(again)
 
 
+async def test_alternatives_survive_typing_through_and_a_cut_is_said():
+    """Typed through, each alternative the typed text starts is kept (shortened, its id kept), the
+    others go; alternatives whose own slice runs out say so in gdg/suggestion."""
+    server_obj = create_server(dev=True)
+    server_obj.session.worker.resolve_model = slow_random_resolver(0.0, seed=5)
+    uri = "file:///cands/t.py"
+    async with InProcessServer(server=server_obj, initialization_options={"maxTokens": 24, "candidates": 3}) as server:
+        assert await server.wait_model() == "ready"
+        server.open(uri, "import os\nvalue_total = 1\nvalue_count = 2\n")
+        ask = {"textDocument": {"uri": uri}, "position": {"line": 3, "character": 0}, "context": {"triggerKind": 1}}
+        await server.request("textDocument/inlineCompletion", ask)
+        shown = (await server.request("textDocument/inlineCompletion", ask))["result"]["items"]
+        assert len(shown) >= 2
+        typed = shown[0]["insertText"][0]
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}}, "text": typed}]})
+        decodes = server_obj.session.worker.stats.decodes
+        ask["position"]["character"] = 1
+        rest = (await server.request("textDocument/inlineCompletion", ask))["result"]["items"]
+        expected = [(i["insertText"][1:], i["command"]["arguments"][0]["id"]) for i in shown
+                    if i["insertText"].startswith(typed) and len(i["insertText"]) > 1]
+        assert [(i["insertText"], i["command"]["arguments"][0]["id"]) for i in rest] == expected
+        assert all(i["command"]["arguments"][0]["offset"] == 1 for i in rest)
+        assert server_obj.session.worker.stats.decodes == decodes  # no decode for the key typed
+
+
+def test_the_alternatives_slice_has_its_own_budget_and_says_when_it_ran_out(random_backend):
+    """The first candidate alone (first_only), then the others in a slice of gdg.timeoutMs of their
+    own: a model too slow for eight in that slice gives fewer, and says it was cut by time."""
+    import time as clock
+
+    class Slow:
+        def __init__(self, inner):
+            self.inner, self.vocab, self.name = inner, inner.vocab, "slow"
+
+        def reset(self):
+            self.inner.reset()
+
+        def prefill(self, ids):
+            return self.inner.prefill(ids)
+
+        def step(self, token_id):
+            clock.sleep(0.02)
+            return self.inner.step(token_id)
+
+    service = CompletionService(Slow(random_backend))
+    code = "def f(ab, cd):\n    x = ab\n    "
+    doc = Document("file:///slice.py", "python", 1, code, parse)
+    first = service.complete(doc.snapshot(), len(code), Settings(candidates=8, max_tokens=6, timeout_ms=30_000),
+                             first_only=True)
+    assert len(first.candidates) <= 1 and first.alternatives["pending"] and first.more is not None
+    began = clock.monotonic()
+    more = service.more_candidates(first, doc.snapshot(), Settings(candidates=8, max_tokens=6, timeout_ms=150))
+    assert clock.monotonic() - began < 2.0
+    assert more.alternatives["cut"] == "time" and more.alternatives["found"] < 8
+    assert more.alternatives["pending"] is False and "alternatives" in more.timings
+    assert {c.text for c in first.candidates} <= {c.text for c in more.candidates}  # ranked with the others
+
+
 def test_a_greedy_answer_that_only_writes_the_suffix_back_is_retried():
     """At ``len(|)`` a small model often closes the call at once: fitted, that is nothing.
     The model's next-best start is decoded then (greedy, the closer masked as the first
