@@ -135,3 +135,38 @@ def write_private_file(folder: Path, name: str, body: bytes) -> Path:
         temporary.unlink(missing_ok=True)
         raise
     return where / name
+
+
+class StateFile:
+    """One file the server keeps in the user's state folder (``folder``: for tests, else
+    ``state_folder()``), believed only as ``read_private_file`` allows; why it was not, the
+    last time it was read, is ``problem`` (in the subclass's words: ``ignored_because``)."""
+
+    NAME = ""
+    MAX_BYTES = 256 * 1024
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = folder
+        self.problem: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self._folder or state_folder()
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.NAME
+
+    def ignored_because(self, why: str) -> str:
+        return f"{self.path} is ignored: {why}"
+
+    def read_bytes(self) -> bytes | None:
+        """The file's bytes, or None (``problem`` says why, unless there is no file)."""
+        self.problem = None
+        body, why = read_private_file(self.folder, self.NAME, self.MAX_BYTES)
+        if why is not None:
+            self.problem = self.ignored_because(why)
+        return body
+
+    def write_bytes(self, body: bytes) -> Path:
+        return write_private_file(self.folder, self.NAME, body)

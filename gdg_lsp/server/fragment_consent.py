@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gdg_lsp import boundary
-from gdg_lsp.private_folder import read_private_file, state_folder, write_private_file
+from gdg_lsp.private_folder import StateFile
 
 LOAD = "load"
 NEVER = "never"
@@ -51,35 +51,28 @@ def trusted_by_setting(folder: str | os.PathLike[str], trusted: Sequence[str]) -
     return False
 
 
-class ConsentMemory:
-    """The answers remembered in the user's state folder (``folder``: for tests, else ``state_folder()``)."""
+class ConsentMemory(StateFile):
+    """The answers remembered in the user's state folder."""
 
-    def __init__(self, folder: Path | None = None) -> None:
-        self._folder = folder
-        self.problem: str | None = None
-        """Why the remembered answers were not believed the last time they were read (None: they were)."""
+    NAME = FILE_NAME
+    MAX_BYTES = MAX_BYTES
 
-    @property
-    def folder(self) -> Path:
-        return self._folder or state_folder()
+    def ignored_because(self, why: str) -> str:
+        return f"the remembered fragment-file answers are ignored: {why}"
 
     def answers(self) -> dict[str, str]:
         """Real folder path -> ``load`` | ``never``; empty when nothing trustworthy is remembered."""
-        self.problem = None
-        body, why = read_private_file(self.folder, FILE_NAME, MAX_BYTES)
+        body = self.read_bytes()
         if body is None:
-            if why is not None:
-                self.problem = f"the remembered fragment-file answers are ignored: {why}"
             return {}
         try:
             data = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
-            self.problem = f"the remembered fragment-file answers are ignored: {err}"
+            self.problem = self.ignored_because(str(err))
             return {}
         folders = data.get("folders") if isinstance(data, dict) and data.get("format") == 1 else None
         if not isinstance(folders, dict):
-            self.problem = (f"the remembered fragment-file answers are ignored: {self.folder / FILE_NAME} is not "
-                            f"of the expected shape")
+            self.problem = self.ignored_because(f"{self.path} is not of the expected shape")
             return {}
         return {k: v for k, v in folders.items() if isinstance(k, str) and v in (LOAD, NEVER)}
 
@@ -94,7 +87,7 @@ class ConsentMemory:
         answers.pop(key(folder), None)
         answers[key(folder)] = answer  # last: the newest answer is forgotten last
         kept = dict(list(answers.items())[-MAX_FOLDERS:])
-        write_private_file(self.folder, FILE_NAME, json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8"))
+        self.write_bytes(json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8"))
 
 
 class FolderConsent:

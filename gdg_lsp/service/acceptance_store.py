@@ -21,13 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp.private_folder import (
-    private_folder,
-    read_private_file,
-    remove_entry,
-    state_folder,
-    write_private_file,
-)
+from gdg_lsp.private_folder import StateFile, private_folder, remove_entry
 from gdg_lsp.service.acceptance import FIELDS, Table
 
 FILE_NAME = "acceptance.json"
@@ -41,32 +35,22 @@ MAX_COUNT = 2**53
 FORMAT = 1
 
 
-class AcceptanceStore:
-    def __init__(self, folder: Path | None = None) -> None:
-        self._folder = folder
-        self.problem: str | None = None
-        """Why the file was not believed the last time it was read (None: it was, or there was none)."""
+class AcceptanceStore(StateFile):
+    NAME = FILE_NAME
+    MAX_BYTES = MAX_BYTES
 
-    @property
-    def folder(self) -> Path:
-        return self._folder or state_folder()
-
-    @property
-    def path(self) -> Path:
-        return self.folder / FILE_NAME
+    def ignored_because(self, why: str) -> str:
+        return f"the acceptance statistics in {self.path} are ignored (and will be replaced): {why}"
 
     def read(self) -> Table:
         """What the file holds; an empty table when there is none or it is not believed (``problem``)."""
-        self.problem = None
-        body, why = read_private_file(self.folder, FILE_NAME, MAX_BYTES)
+        body = self.read_bytes()
         if body is None:
-            if why is not None:
-                self.problem = f"the acceptance statistics in {self.path} are ignored (and will be replaced): {why}"
             return Table()
         try:
             return _table(json.loads(body.decode("utf-8")))
         except (UnicodeDecodeError, ValueError) as err:
-            self.problem = f"the acceptance statistics in {self.path} are ignored (and will be replaced): {err}"
+            self.problem = self.ignored_because(str(err))
             return Table()
 
     def add(self, delta: Table) -> Table:
@@ -78,7 +62,7 @@ class AcceptanceStore:
                 remove_entry(self.path)  # a link or a folder planted there is taken away, never followed
             rows = sorted(table.rows.items(), key=lambda row: -row[1].get("shown", 0))[:MAX_ROWS]
             kept = Table(dict(rows))
-            write_private_file(self.folder, FILE_NAME, _body(kept))
+            self.write_bytes(_body(kept))
             return kept
 
     @contextlib.contextmanager
