@@ -79,19 +79,29 @@ class Acceptance:
             ls.session.show(f"gdg-lsp: {problem}", types.MessageType.Warning)
 
     def write(self, ls) -> None:
-        """Add what was counted since the last write to the store (on the calling thread)."""
+        """Add what was counted since the last write to the store, now (the end of the session)."""
         self._write_timer = None
-        counts = self.tracker.counts.copy()
-        delta = counts.minus(self._saved)
-        if not delta.rows:
-            return
-        try:
-            self._stored = self.store.add(delta)
-        except (NotPrivate, OSError) as err:
-            self._tell(ls, f"the acceptance statistics cannot be kept in {self.store.folder}: {err}")
-            return
-        self._tell(ls, self.store.problem)
+        counts, before = self.tracker.counts.copy(), self._saved
         self._saved = counts
+        self._written(ls, before, self._add(counts.minus(before)))
+
+    def _add(self, delta: Table) -> Table | Exception | None:
+        """The store with ``delta`` added (any thread: the file alone), the error, or None for nothing to add."""
+        if not delta.rows:
+            return None
+        try:
+            return self.store.add(delta)
+        except (NotPrivate, OSError) as err:
+            return err
+
+    def _written(self, ls, before: Table, outcome: Table | Exception | None) -> None:
+        """A write ended; ``before``: what was saved before it (taken as saved again when it failed)."""
+        if isinstance(outcome, Exception):
+            self._saved = before  # (counted as written when it began: a write meanwhile adds only what is newer)
+            self._tell(ls, f"the acceptance statistics cannot be kept in {self.store.folder}: {outcome}")
+        elif outcome is not None:
+            self._stored = outcome
+            self._tell(ls, self.store.problem)
 
     def changed(self, ls) -> None:
         """Counts changed: write them soon, and wake up for the next retention check."""
@@ -103,8 +113,17 @@ class Acceptance:
         self._arm_checks(ls)
 
     def _write_soon(self, ls) -> None:
+        """The counts are copied on the loop (which changes them); the file is written on a thread."""
         self._write_timer = None
-        ls.session.loop.run_in_executor(None, self.write, ls)
+        counts, before = self.tracker.counts.copy(), self._saved
+        delta = counts.minus(before)
+        if not delta.rows:
+            return
+        self._saved = counts
+        done = ls.session.loop.run_in_executor(None, self._add, delta)
+        done.add_done_callback(lambda future: self._written(
+            ls, before, future.exception() if not future.cancelled() and future.exception() else
+            None if future.cancelled() else future.result()))
 
     def _arm_checks(self, ls) -> None:
         if self._check_timer is not None:
