@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from gdg_lsp.server import sql_source
+from gdg_lsp.server import open_fixes, sql_source
 from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
@@ -56,9 +56,12 @@ def quick_fixes(doc, diagnostics: list[types.Diagnostic], encoding) -> list[type
 
 
 def register(server) -> None:
+    open_fixes.register(server)
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, sql_source.KIND]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, sql_source.KIND,
+                                                   open_fixes.JQ_INPUT_KIND]),
     )
     @handles("code action", background=True)
     def code_action(ls, params: types.CodeActionParams, doc) -> list[types.CodeAction] | None:
@@ -67,6 +70,10 @@ def register(server) -> None:
             found += sql_source.actions(ls, doc, params)
         except Exception:  # the quick fixes below still answer
             log.exception("SQL data source actions failed for %s", doc.uri)
+        try:  # where Γ is open: name a jq input, add a program to gdg.shell.tools (they filter by `only`)
+            found += open_fixes.actions(ls, doc, params)
+        except Exception:
+            log.exception("open-position actions failed for %s", doc.uri)
         quickfix = types.CodeActionKind.QuickFix.value
         only = params.context.only  # a filter: 'quickfix' or a parent kind of it
         if only and not any(not k or quickfix == k or quickfix.startswith(f"{k}.") for k in only):

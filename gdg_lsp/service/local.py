@@ -91,6 +91,9 @@ class Suggestion:
         if not self.text or self.guaranteed:
             return None
         if self.rung not in GUARANTEED_RUNGS:
+            if self.rung is not None and self.hole is not None and self.hole.context.get("open_reason"):
+                # the analyzer's own word for why its names are open here (jq: no input known)
+                return f"rung {self.rung}: {self.hole.context['open_reason']}"
             checked = "; the diagnostics find no name in it that does not exist" \
                 if self.hole is not None and self.constraint == "scope" else ""
             return f"rung {self.rung or 'none'}: its names are not drawn from Γ{checked}"

@@ -12,7 +12,7 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.grammar.engine import accepts
 from gdg_lsp.languages.base import Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.jq import inputs, schema
-from gdg_lsp.languages.jq.analyzer import JqAnalyzer
+from gdg_lsp.languages.jq.analyzer import JqAnalyzer, input_choices
 from gdg_lsp.languages.jq.flow import walk
 from gdg_lsp.languages.jq.lexer import significant, tokenize
 from gdg_lsp.settings import JqInput, JqSettings, Settings
@@ -114,3 +114,49 @@ def test_the_prompt_names_the_input_paths_and_is_never_empty(tmp_path: Path):
     assert prompt.startswith("# jq filter over orders.json: ") and ".items[].price.amount (number)" in prompt
     bare = analyzer.hole_at(_snapshot(tmp_path / "none.jq", ""), 0, context)
     assert analyzer.prompt_context(_snapshot(tmp_path / "none.jq", ""), bare, context) == "# jq filter\n"
+
+
+def test_with_no_input_known_the_fields_are_said_open_and_an_open_path_is_bounded(tmp_path: Path, byte_engine):
+    """The issue's case: after `.orders[].courier.` with no input, the base rung wrote
+    `sendTo.sendTo.sendTo…`. The reason is in the hole (notGuaranteedBecause takes it), and an
+    open path takes at most one step more than the longest path the filter writes."""
+    text = ".orders[].courier."
+    analyzer, context = JqAnalyzer(), _workspace(tmp_path)
+    hole = analyzer.hole_at(_snapshot(tmp_path / "report.jq", text), len(text), context)
+    assert hole.context["open_reason"] == "no input JSON known for this filter: add `# gdg: input=…`"
+    choice = fragments.choose(fragments.fragment("jq", "filter"), hole.gamma, hole.context, hole.typed, "scope",
+                              byte_engine.get, accepts)
+    assert choice.rung == "base" and not choice.guaranteed
+    base = byte_engine.get(choice.grammar)
+    assert accepts(base, ".sendTo\n") and accepts(base, ".sendTo | length\n")
+    for degenerate in (".sendTo.sendTo\n", ".sendTo.sendTo.sendTo.sendTo\n", ".sendTo[]\n", ". | .a.a\n"):
+        assert not accepts(base, degenerate), degenerate
+    # a filter that writes a longer path elsewhere lets a fresh one be as long, plus one
+    text = ".meta.page.next.url\n."
+    hole = analyzer.hole_at(_snapshot(tmp_path / "report.jq", text), len(text), context)
+    base = byte_engine.get(fragments.instantiate(fragments.fragment("jq", "filter"), "base", hole.gamma, hole.context))
+    assert accepts(base, ".a.b.c.d.e\n") and not accepts(base, ".a.b.c.d.e.f\n")
+    # with the input known, π's base rung (a field the input lacks was typed) keeps its six steps
+    (tmp_path / "orders.json").write_text(json.dumps(ORDERS))
+    text = ".nothing."
+    hole = analyzer.hole_at(_snapshot(tmp_path / "orders.jq", text), len(text), context)
+    assert "open_reason" not in hole.context
+    base = byte_engine.get(fragments.instantiate(fragments.fragment("jq", "filter"), "base", hole.gamma, hole.context))
+    assert accepts(base, ".a.b.c.d.e.f\n")
+
+
+def test_a_filter_without_input_gets_the_information_and_the_folder_s_json_files(tmp_path: Path):
+    for name in ("b.json", "a.json", "notes.txt", "with space.json"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.json").write_text("{}")
+    os.symlink(tmp_path / "a.json", tmp_path / "link.json")
+    analyzer, context = JqAnalyzer(), _workspace(tmp_path)
+    [finding] = analyzer.diagnostics(_snapshot(tmp_path / "report.jq", ".x | .y\n.z"), context)
+    assert finding.code == "jq.no-input" and finding.severity == "information"
+    assert (finding.start, finding.end) == (0, len(".x | .y"))
+    assert analyzer.diagnostics(_snapshot(tmp_path / "report.jq", "   \n"), context) == []
+    assert input_choices(tmp_path / "report.jq", [tmp_path]) == ["a.json", "b.json"]  # no link, no blank, no folder
+    assert input_choices(tmp_path.parent / "elsewhere.jq", [tmp_path]) == []  # outside the workspace: not listed
+    named = _snapshot(tmp_path / "report.jq", "# gdg: input=a.json\n.x")
+    assert analyzer.diagnostics(named, context) == []

@@ -9,6 +9,7 @@ negations they take (probes.json): those must not make π leave the gamma rung e
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -217,3 +218,56 @@ def test_a_line_using_any_option_of_the_help_stays_on_the_gamma_rung(picked, att
     typed = " ".join(p for p in (tool, sub, written) if p) + " "
     choice = _choice(_hole(recorded_tools, typed), byte_engine)
     assert choice.rung == "gamma", (typed, choice.attempts)
+
+
+# -- where options are open ---------------------------------------------------------------------
+
+
+def test_options_whose_tool_said_nothing_are_open_positions_with_the_reason(recorded_tools: Path):
+    analyzer, context = ShellAnalyzer(), workspace(recorded_tools, ["git", "jq"])
+
+    def open_of(line: str) -> list[str]:
+        hole = analyzer.hole_at(snapshot(recorded_tools, line + " "), len(line) + 1, context)
+        coverage = analyzer.coverage(line, hole.gamma)
+        return coverage.open if coverage is not None else []
+
+    assert open_of("git merge --no-ff main") == [] and open_of("git commit -am msg") == []
+    assert open_of("cargo build --release") == ["option --release of cargo (cargo is not in gdg.shell.tools)"]
+    assert open_of("set -eu") == ["option -eu of set (set is a shell builtin: its options are not read)"]
+    assert open_of("jq -r .x data.json") == ["option -r of jq (`jq`'s help lists only some of its options)"]
+    [partial] = open_of("git log --oneline")  # `git log -h` lists only some of log's options
+    assert partial.startswith("option --oneline of git log (")
+    assert open_of("make -j4 build") == ["option -j4 of make (make is not in gdg.shell.tools)"]
+
+
+def test_a_suggestion_after_an_option_of_an_unlisted_tool_is_not_guaranteed(recorded_tools: Path, tiny_vocab,
+                                                                            tiny_engine):
+    from gdg_lsp.backends.models import random_backend
+    from gdg_lsp.decoding.engine import Decoder
+    from gdg_lsp.executor import Executor, Prompt
+
+    typed = "cargo build --release "
+    hole = ShellAnalyzer().hole_at(snapshot(recorded_tools, typed), len(typed), workspace(recorded_tools, ["git"]))
+    executor = Executor(ShellAnalyzer(), Decoder(random_backend(tiny_vocab, seed=4, hidden=16, layers=1)), tiny_engine)
+    execution = executor.run(hole, Prompt(tiny_vocab.encode(typed).ids, replay=typed), "scope", max_tokens=12,
+                             max_lines=1, temperature=1.0, seed=4)
+    assert execution.rung == "gamma"
+    assert "option --release of cargo (cargo is not in gdg.shell.tools)" in execution.open_positions
+
+
+def test_the_action_is_for_a_program_on_path_that_the_setting_does_not_list(recorded_tools: Path, monkeypatch):
+    analyzer, context = ShellAnalyzer(), workspace(recorded_tools, ["git"])
+    text = "docker ps\ngit status\necho x\nnot-a-program-anywhere -v\n"
+    snap = snapshot(recorded_tools, text)
+    assert analyzer.unlisted_tool(snap, 1, context) == "docker"  # a recorded tool on PATH, not listed
+    assert analyzer.unlisted_tool(snap, text.index("ps") + 1, context) is None  # on its operand: not its open part
+    assert analyzer.unlisted_tool(snapshot(recorded_tools, "docker run -d x"), 12, context) == "docker"
+    assert analyzer.unlisted_tool(snap, text.index("git") + 1, context) is None
+    assert analyzer.unlisted_tool(snap, text.index("echo") + 1, context) is None
+    assert analyzer.unlisted_tool(snap, text.index("not-a") + 1, context) is None
+    inside = recorded_tools / "bin"  # a program inside the workspace is never offered (nor run)
+    inside.mkdir()
+    (inside / "planted").write_text("#!/bin/sh\n")
+    (inside / "planted").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{inside}:{os.environ['PATH']}")
+    assert analyzer.unlisted_tool(snapshot(recorded_tools, "planted -x\n"), 1, context) is None

@@ -13,6 +13,7 @@ serves ``.jq`` files and programs inside ``jq '...'`` in shell scripts
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,11 +31,17 @@ from gdg_lsp.languages.jq.flow import Flow, walk
 from gdg_lsp.languages.jq.lexer import significant, tokenize
 from gdg_lsp.languages.jq.schema import Node, Sample, is_ident, read_samples
 from gdg_lsp.languages.suggest import closest
-from gdg_lsp.words import comment_text
+from gdg_lsp.words import comment_text, control_free
 
 MAX_MEMBERS = 48
 MAX_PATHS = 150
 MAX_PATH_STEPS = 3
+MAX_OPEN_STEPS = 6
+"""Steps an open path (the base rung) may take at most."""
+NO_INPUT = "no input JSON known for this filter: add `# gdg: input=…`"
+"""Why a filter's field positions are open (``notGuaranteedBecause`` in ``gdg/suggestion``, the diagnostic)."""
+MAX_INPUT_CHOICES = 20
+"""JSON files of the folder offered as the input (code actions)."""
 BUILTIN_VARIABLES = ("$ENV", "$__loc__")
 _CLOSERS = frozenset(")]}")
 _STEP = re.compile(r'\.(?:"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*)|\[\]')
@@ -195,7 +202,9 @@ def filter_hole(program: Program, cursor: int, indent: str = "") -> Hole | NoHol
     gamma = _gamma(program, flow, cursor)
     top = node.path if node is not None else None
     closers = [c for c in flow.closers if c in _CLOSERS]
+    steps = open_steps(program, region)
     context = {
+        **{f"open_{k}": [""] if steps >= k else [] for k in range(2, MAX_OPEN_STEPS + 1)},
         "mode_term": [""] if mode == "term" else [],
         "mode_cont": [""] if mode == "cont" else [],
         "end_newline": [] if program.embedded else [""],
@@ -207,9 +216,74 @@ def filter_hole(program: Program, cursor: int, indent: str = "") -> Hole | NoHol
                                                                          "# gdg: input=..., or a .json of the same name)",
         "node": top or "unknown",
     }
+    if program.sample is None:
+        context["open_reason"] = NO_INPUT + (" (or name the file after the program)" if program.embedded else "")
     return Hole(language="jq", fragment="filter", sort="Filter", region_start=region, cursor=cursor,
                 replace_end=replace_end, typed=text[region:cursor], indent=indent, gamma=gamma,
                 context=MappingProxyType(context), region_path=("filter", top or "?"))
+
+
+def _path_runs(text: str) -> list[tuple[int, int, int]]:
+    """The paths ``text`` writes: (start, end, steps) of each run of adjacent steps
+    (``.orders[].courier``: 3)."""
+    runs: list[tuple[int, int, int]] = []
+    for step in _STEP.finditer(text):
+        if runs and runs[-1][1] == step.start():
+            start, _, count = runs[-1]
+            runs[-1] = (start, step.end(), count + 1)
+        else:
+            runs.append((step.start(), step.end(), 1))
+    return runs
+
+
+def open_steps(program: Program, region: int) -> int:
+    """How many steps an open path of the hole may take. With the input known (π climbed
+    past a field it lacks), ``MAX_OPEN_STEPS``. With none, one more than the longest path the
+    filter writes, less the steps of the path the hole continues (``.orders[].courier.``: one
+    more field), and at least one: a model left free repeats a field it saw
+    (``.sendTo.sendTo.sendTo…``) until its budget runs out, which no filter's own paths suggest."""
+    if program.sample is not None:
+        return MAX_OPEN_STEPS
+    runs = _path_runs(program.text[program.start:program.end])
+    longest = max((steps for _, _, steps in runs), default=0)
+    before = next((steps for _, end, steps in runs if program.start + end == region), 0)
+    return max(1, min(MAX_OPEN_STEPS, longest + 1 - before))
+
+
+def no_input_finding(program: Program) -> Finding | None:
+    """Where a filter's input is unknown: an information on its first line, the code actions'
+    anchor (``server/jq_input.py``: one fix per JSON file of the folder)."""
+    if program.sample is not None or not program.text[program.start:program.end].strip():
+        return None
+    start = program.start
+    line_end = program.text.find("\n", start, program.end)
+    end = program.end if line_end < 0 else line_end
+    return Finding(start, max(end, start), f"{NO_INPUT}: its fields are not checked (or set gdg.jq.inputs, "
+                   "or put a .json of the same name beside it)", "jq.no-input", "information")
+
+
+def input_choices(document: Path | None, roots: Sequence[Path]) -> list[str]:
+    """The JSON files beside ``document`` that ``# gdg: input=`` may name (names relative to its
+    folder, sorted; regular files inside the workspace; at most ``MAX_INPUT_CHOICES``). The folder
+    is listed, no file is read."""
+    if document is None:
+        return []
+    boundary = Boundary.of(roots)
+    folder = document.parent
+    if not boundary.allows(folder):
+        return []
+    found = []
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                # a name the comment reads back whole (no blank), with no control character
+                if entry.name.endswith(".json") and not entry.is_symlink() and entry.is_file() \
+                        and jq_inputs.INPUT_COMMENT.fullmatch(f"# gdg: input={entry.name}") \
+                        and control_free(entry.name) is None:
+                    found.append(entry.name)
+    except OSError:
+        return []
+    return sorted(found)[:MAX_INPUT_CHOICES]
 
 
 def filter_findings(program: Program) -> list[Finding]:
@@ -280,7 +354,9 @@ class JqAnalyzer(Analyzer):
         return _gamma(program, walk(significant(tokenize(snapshot.text, 0, offset)), root), offset)
 
     def diagnostics(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Finding]:
-        return filter_findings(self.program(snapshot, workspace))
+        program = self.program(snapshot, workspace)
+        missing = no_input_finding(program)
+        return [missing] if missing is not None else filter_findings(program)
 
     def binding_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> tuple[Binding, int, int] | None:
         return filter_binding(self.program(snapshot, workspace), offset)

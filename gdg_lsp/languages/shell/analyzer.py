@@ -24,7 +24,7 @@ from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Gamma
-from gdg_lsp.languages.base import Analyzer, Finding, Hole, NoHole, WorkspaceContext
+from gdg_lsp.languages.base import Analyzer, Coverage, Finding, Hole, NoHole, WorkspaceContext
 from gdg_lsp.languages.jq import inputs as jq_inputs
 from gdg_lsp.languages.jq.analyzer import (
     SAMPLES,
@@ -34,7 +34,7 @@ from gdg_lsp.languages.jq.analyzer import (
     filter_hole,
     input_prompt,
 )
-from gdg_lsp.languages.shell import arguments, members
+from gdg_lsp.languages.shell import arguments, members, open_tools
 from gdg_lsp.languages.shell.commands import PREFIXES, Command, Offsets, command_at, commands, parse
 from gdg_lsp.languages.shell.embedded import EmbeddedProgram, jq_program
 from gdg_lsp.languages.shell.gamma import SOURCES, Place
@@ -107,7 +107,8 @@ class ShellAnalyzer(Analyzer):
 
     def gamma_for(self, snapshot: Snapshot, workspace: WorkspaceContext) -> Gamma:
         tools = self.tools(workspace)
-        return SOURCES.gamma(self._place(snapshot, workspace), tools, self._used(self._commands_of(snapshot), tools))
+        return SOURCES.gamma(self._place(snapshot, workspace), tools, self._used(self._commands_of(snapshot), tools),
+                             extra=[open_tools.listed_binding(tools)])
 
     def gamma_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Gamma:
         hole = self.hole_at(snapshot, offset, workspace)
@@ -214,6 +215,23 @@ class ShellAnalyzer(Analyzer):
 
     def replay_text(self, raw: str) -> str:
         return replay(raw)
+
+    def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
+        """The options a line writes where its tool's options are not known (a tool not in
+        gdg.shell.tools, one that did not describe itself, a builtin, a partial help): open,
+        each with the reason; the grammar took any option word there."""
+        if open_tools.listed(gamma) is None:
+            return None  # a jq program's Γ (a jq hole inside the script): not a command line
+        found = commands(parse(statement.encode("utf-8", "surrogatepass")), statement)
+        slotted, open_words = open_tools.open_options(found, gamma)
+        return Coverage(slotted=slotted, open=open_words) if slotted or open_words else None
+
+    def unlisted_tool(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> str | None:
+        """The program the command at ``offset`` runs when ``gdg.shell.tools`` does not list it and
+        ``offset`` is on its name or an option (the "add it to gdg.shell.tools" action); looked up
+        on PATH, never run."""
+        command = command_at(self._commands_of(snapshot), offset)
+        return open_tools.unlisted_tool(command, offset, self.tools(workspace), Boundary.of(workspace.roots))
 
     def trim_partial(self, text: str, gamma: Gamma) -> str:
         """A line cut by the budget ends after a whole word that names something (or is not a reference)."""
