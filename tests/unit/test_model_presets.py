@@ -253,3 +253,20 @@ def test_every_shipped_preset_pins_consistent_sizes():
         assert preset.gguf.tensor_count > 0 and preset.licence == "Apache-2.0"
     assert presets.find("default") is presets.SMOLLM2 and presets.find("qwen2.5-coder-1.5b").fim
     assert presets.find("/some/model.gguf") is None
+
+
+def test_the_coder_extra_installs_the_packages_the_preset_pins():
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert tuple(extras["coder"]) == presets.QWEN_CODER_05B.requirements
+
+
+def test_doctor_says_where_each_preset_stands(world, capsys):
+    from gdg_lsp.doctor import run_doctor
+
+    run_doctor()
+    out = capsys.readouterr().out
+    assert "model preset tiny-test: not installed (prefix only, MIT); next: `gdg-lsp model install tiny-test`" in out
+    assert "model preset qwen2.5-coder-0.5b:" in out and "fill-in-the-middle" in out
