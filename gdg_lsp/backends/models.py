@@ -447,22 +447,26 @@ def preset_statuses() -> list[PresetStatus]:
     return rows
 
 
-def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2):
-    """A tiny randomly initialised Llama over ``vocab``: for tests of the guarantee,
-    which must hold whatever the weights are."""
+def random_backend(vocab, seed: int = 0, hidden: int = 64, layers: int = 2, architecture: str = "llama"):
+    """A tiny randomly initialised model over ``vocab``: for tests of the guarantee, which must
+    hold whatever the weights are. ``architecture``: ``llama`` (SmolLM2's) or ``qwen2``
+    (Qwen2.5-Coder's: biased query/key/value projections, an output layer of its own)."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     from gdg_lsp.backends.transformers_backend import TorchBackend
 
     torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=vocab.size, hidden_size=hidden, intermediate_size=hidden * 2,
-        num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=4096, tie_word_embeddings=True,
-    )
-    model = LlamaForCausalLM(config)
-    return TorchBackend(model, vocab, f"random-{seed}", "cpu")
+    shape = dict(vocab_size=vocab.size, hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096)
+    if architecture == "qwen2":
+        model = Qwen2ForCausalLM(Qwen2Config(**shape, tie_word_embeddings=False, rope_theta=1_000_000.0))
+    elif architecture == "llama":
+        model = LlamaForCausalLM(LlamaConfig(**shape, tie_word_embeddings=True))
+    else:
+        raise ValueError(f"unknown architecture {architecture!r} (llama or qwen2)")
+    return TorchBackend(model, vocab, f"random-{seed}" if architecture == "llama" else f"random-{architecture}-{seed}",
+                        "cpu")
 
 
 def random_default(seed: int):

@@ -26,13 +26,14 @@ class HealSplit:
     heal_text: str  # text the continuation must start with
 
 
-def split(text: str, encoding: Encoding, vocab: Vocabulary, floor: int = 0) -> HealSplit:
+def split(text: str, encoding: Encoding, vocab: Vocabulary, floor: int = 0, min_keep: int = 1) -> HealSplit:
     """Back off the tokens that cover the trailing blanks/partial word of ``text``.
 
     Token offsets only choose how many tokens to drop; where the kept tokens end
     is measured by decoding them (offsets of byte-level tokenizers may leave
     blanks between tokens uncovered). The healed text never starts before
-    ``floor``.
+    ``floor``. At least ``min_keep`` tokens are kept: one for a prompt, which is
+    never empty; none for the start of a FIM middle, which follows its marker.
     """
     if not encoding.ids:
         return HealSplit([], 0, text)
@@ -40,16 +41,18 @@ def split(text: str, encoding: Encoding, vocab: Vocabulary, floor: int = 0) -> H
     target = tail.start() if tail else len(text)
     target = max(target, len(text) - MAX_HEAL_CHARS, floor)
     keep = len(encoding.ids) - 1  # always back off at least the last token
-    while keep > 1 and encoding.offsets[keep - 1][1] > target:
+    while keep > min_keep and encoding.offsets[keep - 1][1] > target:
         keep -= 1
-    keep = max(keep, 1)  # never send an empty prompt
-    while keep > 1:
+    keep = max(keep, min_keep)
+    while keep > min_keep:
         covered = vocab.decode(encoding.ids[:keep])
         if text.startswith(covered):
             break
         keep -= 1  # the kept tokens end inside a character: back off one more
     while keep < len(encoding.ids) and len(vocab.decode(encoding.ids[:keep])) < floor:
         keep += 1  # the floor wins over healing
+    if keep == 0:
+        return HealSplit([], 0, text)
     covered = vocab.decode(encoding.ids[:keep])
     start = len(covered) if text.startswith(covered) else 0
     if start == 0:  # the tokenizer does not round-trip this text: do not heal

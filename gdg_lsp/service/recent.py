@@ -58,16 +58,22 @@ class RecentEdits:
     def forget(self, uri: str) -> None:
         self._chunks.pop(uri)
 
-    def context(self, uri: str, language: str, max_chars: int) -> str:
+    def chunks(self, uri: str, language: str, max_chars: int) -> list[Chunk]:
         """The chunks of the other documents of ``language``, most recent first, whole chunks
-        while they fit in ``max_chars`` (blank-line separated, ending with a line break)."""
-        out: list[str] = []
+        while they fit in ``max_chars`` (each counted with two characters of separation)."""
+        out: list[Chunk] = []
         size = 0
         for chunk in reversed(list(self._chunks.values())):
             if chunk.uri == uri or chunk.language != language:
                 continue
             if size + len(chunk.text) + 2 > max_chars:
                 break
-            out.append(chunk.text)
+            out.append(chunk)
             size += len(chunk.text) + 2
+        return out
+
+    def context(self, uri: str, language: str, max_chars: int) -> str:
+        """``chunks`` as one text: blank-line separated, ending with a line break (a prompt
+        whose model has no repository tokens to lay them out as files)."""
+        out = [chunk.text for chunk in self.chunks(uri, language, max_chars)]
         return "\n\n".join(out) + "\n\n" if out else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gdg_lsp import prompt_shapes
+from gdg_lsp.backends.base import common_prefix
 from gdg_lsp.backends.models import random_backend as make
 from gdg_lsp.documents import Document
 from gdg_lsp.explain import explain_suggestion
@@ -14,20 +15,21 @@ from gdg_lsp.languages.python.analyzer import PythonAnalyzer, parse
 from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.local import CompletionService
 from gdg_lsp.settings import Settings
-from tests.fim_tokenizers import fim_vocab
+from tests.fim_tokenizers import fim_vocab, qwen_shaped_vocab
 
 CODE = "def f(x):\n    y = g()\n    return y\n"
 CURSOR = CODE.index("g(") + 2  # between the parentheses: the `)` follows
 
-# The whole prompt, markers included, with the healed tail of the prefix ("(" here) left for
-# the middle to write again.
+# The whole prompt, markers included, with the healed tail of the cursor's line ("(" here) left for
+# the middle to write again; the line itself goes after the middle marker (the KV cache of the
+# prompt up to it is the previous keystroke's).
 EXPECTED = {
-    "starcoder": "<fim_prefix>def f(x):\n    y = g<fim_suffix>)\n    return y\n<fim_middle>",
-    "santacoder": "<fim-prefix>def f(x):\n    y = g<fim-suffix>)\n    return y\n<fim-middle>",
-    "qwen2.5-coder": "<|fim_prefix|>def f(x):\n    y = g<|fim_suffix|>)\n    return y\n<|fim_middle|>",
-    "codegemma": "<|fim_prefix|>def f(x):\n    y = g<|fim_suffix|>)\n    return y\n<|fim_middle|>",
-    "codellama": "▁<PRE>def f(x):\n    y = g▁<SUF>)\n    return y\n▁<MID>",
-    "deepseek-coder": "<｜fim▁begin｜>def f(x):\n    y = g<｜fim▁hole｜>)\n    return y\n<｜fim▁end｜>",
+    "starcoder": "<fim_prefix>def f(x):\n<fim_suffix>)\n    return y\n<fim_middle>    y = g",
+    "santacoder": "<fim-prefix>def f(x):\n<fim-suffix>)\n    return y\n<fim-middle>    y = g",
+    "qwen2.5-coder": "<|fim_prefix|>def f(x):\n<|fim_suffix|>)\n    return y\n<|fim_middle|>    y = g",
+    "codegemma": "<|fim_prefix|>def f(x):\n<|fim_suffix|>)\n    return y\n<|fim_middle|>    y = g",
+    "codellama": "▁<PRE>def f(x):\n▁<SUF>)\n    return y\n▁<MID>    y = g",
+    "deepseek-coder": "<｜fim▁begin｜>def f(x):\n<｜fim▁hole｜>)\n    return y\n<｜fim▁end｜>    y = g",
     "codestral": "[SUFFIX])\n    return y\n[PREFIX]def f(x):\n    y = g",
 }
 
@@ -88,7 +90,8 @@ def test_prefix_and_suffix_share_the_budget():
     suffix = text[text.index("<fim_suffix>") + len("<fim_suffix>") : text.index("<fim_middle>")]
     assert code[cursor:].startswith(suffix) and suffix.startswith(")\n") and suffix.endswith("\n")  # whole lines
     prefix = text[len("<fim_prefix>") : text.index("<fim_suffix>")]
-    assert code[:cursor].endswith(prefix + prompt.heal)
+    line = text[text.index("<fim_middle>") + len("<fim_middle>"):]
+    assert code[:cursor].endswith(prefix + line + prompt.heal) and line + prompt.heal == "    y = g("
 
 
 def test_the_service_and_explain_name_the_template():
@@ -120,3 +123,105 @@ def test_a_fim_model_given_by_path_gets_its_template_in_explain(tmp_path, capsys
     assert cli.main(["explain", str(source), "--line", "2", "--col", str(CURSOR - CODE.index("\n") ),
                      "--model", str(model_dir), "--max-tokens", "4", "--device", "cpu"]) == 0
     assert "prompt template: starcoder (" in capsys.readouterr().out
+
+
+# -- Qwen2.5-Coder's shape: its 151,936 ids, FIM and repository tokens at their real ids ---------
+
+def test_a_qwen_shaped_tokenizer_gets_qwens_layout_with_the_line_after_the_middle_marker():
+    vocab = qwen_shaped_vocab()
+    template = prompt_shapes.detect(vocab)
+    assert template.family == "qwen2.5-coder" and template.repository
+    assert (template.prefix_id, template.suffix_id, template.middle_id) == (151659, 151661, 151660)
+    assert (template.repo_name_id, template.file_sep_id) == (151663, 151664)
+    assert {vocab.token_id(t) for t in ("<|fim_pad|>", "<|file_sep|>", "<|endoftext|>")} <= vocab.stop_ids
+    prompt, shape = _prompt(vocab)
+    assert vocab.decode(prompt.ids) == EXPECTED["qwen2.5-coder"] and prompt.heal == "("
+    assert shape.files == 0  # no other file: no repository block
+
+
+def _with_recent_edit(tmp_path, other_text: str, line: int):
+    from gdg_lsp.service.recent import RecentEdits
+
+    recent = RecentEdits()
+    other = Document((tmp_path / "pkg" / "helpers.py").as_uri(), "python", 3, other_text, parse)
+    recent.note(other, line)
+    return recent
+
+
+def _workspace_prompt(vocab, tmp_path, recent, settings=Settings()):
+    doc = Document((tmp_path / "app" / "p.py").as_uri(), "python", 1, CODE, parse)
+    workspace = WorkspaceContext([tmp_path], settings, recent)
+    analyzer = PythonAnalyzer()
+    hole = analyzer.hole_at(doc.snapshot(), CURSOR, workspace)
+    return prompts.build(vocab, prompt_shapes.detect(vocab), doc.snapshot(), hole, analyzer, settings, workspace)
+
+
+def test_recent_edits_of_other_files_are_laid_out_as_the_repositorys_files(tmp_path):
+    vocab = qwen_shaped_vocab()
+    helper = "def g():\n    return 1\n"
+    prompt, shape = _workspace_prompt(vocab, tmp_path, _with_recent_edit(tmp_path, helper, 1))
+    assert vocab.decode(prompt.ids) == (
+        f"<|repo_name|>{tmp_path.name}\n<|file_sep|>pkg/helpers.py\n{helper.strip()}\n"
+        f"<|file_sep|>app/p.py\n" + EXPECTED["qwen2.5-coder"])
+    assert shape.files == 1 and shape.template == "qwen2.5-coder"
+    # gdg.definitions off: nothing from elsewhere, the single-file layout
+    prompt, shape = _workspace_prompt(vocab, tmp_path, _with_recent_edit(tmp_path, helper, 1),
+                                      Settings(definitions=False))
+    assert vocab.decode(prompt.ids) == EXPECTED["qwen2.5-coder"] and shape.files == 0
+
+
+def test_a_family_without_repository_tokens_reads_other_files_as_text(tmp_path):
+    vocab = fim_vocab("deepseek-coder")
+    assert not prompt_shapes.detect(vocab).repository
+    prompt, shape = _workspace_prompt(vocab, tmp_path, _with_recent_edit(tmp_path, "def g():\n    return 1\n", 1))
+    assert vocab.decode(prompt.ids) == EXPECTED["deepseek-coder"].replace(
+        "<｜fim▁begin｜>", "<｜fim▁begin｜>def g():\n    return 1\n\n")
+    assert shape.files == 0
+
+
+TYPED_LINE = "    total = alpha + beta"
+TYPING = "def f(alpha, beta):\n    first = alpha\n{line}\n    return total * first\n\n\ndef h():\n    return f(1, 2)\n"
+
+
+def _new_tokens_per_key(vocab) -> list[tuple[int, int]]:
+    """Typing TYPED_LINE one key at a time: (prompt tokens not shared with the previous key's
+    prompt, the suffix's tokens) per key -- what the model must run again, the KV cache holding
+    the rest."""
+    analyzer = PythonAnalyzer()
+    previous, out = None, []
+    for typed in range(len("    total = "), len(TYPED_LINE) + 1):
+        code = TYPING.format(line=TYPED_LINE[:typed])
+        cursor = code.index(TYPED_LINE[:typed]) + typed
+        doc = Document("file:///t.py", "python", typed, code, parse)
+        hole = analyzer.hole_at(doc.snapshot(), cursor, WorkspaceContext())
+        prompt, shape = prompts.build(vocab, prompt_shapes.detect(vocab), doc.snapshot(), hole, analyzer, Settings(),
+                                      WorkspaceContext())
+        if previous is not None:
+            out.append((len(prompt.ids) - common_prefix(previous, prompt.ids), shape.suffix_tokens))
+        previous = prompt.ids
+    return out
+
+
+def test_typing_on_a_line_runs_only_the_line_again(monkeypatch):
+    """The KV cache of one keystroke's prompt serves the next up to the middle marker: the suffix,
+    the prefix's lines and the marker are reused; with the line before the suffix (the families'
+    documented layout) every key runs the whole suffix again."""
+    vocab = qwen_shaped_vocab()
+    line_tokens = len(vocab.encode(TYPED_LINE).ids)
+    in_middle = _new_tokens_per_key(vocab)
+    assert all(new <= line_tokens for new, _ in in_middle), in_middle
+    monkeypatch.setattr(prompts, "LINE_IN_MIDDLE", False)
+    before_suffix = _new_tokens_per_key(vocab)
+    # (a key inside a word leaves the prompt as it was: healing backs the partial word off)
+    assert all(new == 0 or new > suffix for new, suffix in before_suffix), before_suffix
+    assert sum(new for new, _ in in_middle) * 5 < sum(new for new, _ in before_suffix), (in_middle, before_suffix)
+
+
+def test_the_service_completes_with_a_random_qwen2_model_in_the_fim_layout():
+    vocab = qwen_shaped_vocab()
+    service = CompletionService(make(vocab, seed=3, hidden=32, layers=1, architecture="qwen2"))
+    doc = Document("file:///p.py", "python", 1, CODE, parse)
+    settings = Settings(max_tokens=10)
+    suggestion = service.complete(doc.snapshot(), CURSOR, settings)
+    assert suggestion.summary()["promptTemplate"] == "qwen2.5-coder" and suggestion.suffix_tokens > 0
+    assert suggestion.reason is None or suggestion.text == ""
