@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from gdg_lsp import __version__
 from gdg_lsp.errors import GdgError
@@ -52,8 +53,17 @@ def _add_decode_options(parser: argparse.ArgumentParser) -> None:
                         help="a workspace folder (repeatable; default: the file's folder)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser that takes an option only as it is spelled (its subcommands' parsers are of its
+    class too). argparse's default takes any unique prefix: ``--tcp-token SECRET`` was read as
+    ``--tcp-token-file SECRET``, the secret then treated as a path and shown in the error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gdg-lsp",
         description="Inline code completion from a local model that never names something that does not exist.",
     )

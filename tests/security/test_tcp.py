@@ -186,3 +186,15 @@ def test_a_client_cannot_choose_the_program_the_server_runs(tmp_path, mode):
     finally:
         stop(proc)
     assert not marker.exists(), marker.read_text()
+
+
+def test_an_option_is_taken_only_as_spelled():
+    """argparse takes any unique prefix of an option by default: ``--tcp-token=SECRET`` was read as
+    ``--tcp-token-file``, the secret then treated as a path (and shown in its error)."""
+    from gdg_lsp.cli import build_parser
+
+    args, unknown = build_parser().parse_known_args(["--tcp-token=correct-horse-battery", "doctor"])
+    assert args.tcp_token_file is None and unknown == ["--tcp-token=correct-horse-battery"]
+    args, unknown = build_parser().parse_known_args(["complete", "f.py", "--line", "1", "--jso"])
+    assert not args.json and unknown == ["--jso"]  # a subcommand's options too
+    assert build_parser().parse_args(["--tcp-token-file", "t"]).tcp_token_file.name == "t"
