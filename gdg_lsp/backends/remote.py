@@ -146,14 +146,22 @@ class TextVocabulary(Vocabulary):
     partial word). Words are split every 4 characters, so the count errs on
     the long side. Pieces are interned on first sight (ids 0-255 are single
     bytes, used once the table is full), so ids decode back to the exact text.
+
+    ``specials``: the marker tokens the engine's tokenizer has (``fim_support``), each one
+    id here, so ``prompt_shapes.detect`` finds the same FIM layout a local tokenizer would;
+    the prompt is sent as text, and the engine reads the markers back as its special tokens.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, specials: tuple[str, ...] = ()) -> None:
         self.token_bytes = [bytes([b]) for b in range(256)]
         self.stop_ids = frozenset()
         self.special_ids = frozenset()
         self._ids: dict[str, int] = {}
         self._lock = threading.Lock()
+        self.specials = specials
+
+    def token_id(self, name: str) -> int | None:
+        return self._intern(name) if name in self.specials else None
 
     def encode(self, text: str) -> Encoding:
         ids: list[int] = []
@@ -387,6 +395,21 @@ class EngineClient:
             if cancel is None:
                 time.sleep(backoff)
 
+    def tokenize(self, text: str, model: str) -> list[int]:
+        """The engine's tokens of ``text``, special tokens parsed (vLLM's and llama.cpp's
+        ``/tokenize``); ``RemoteError`` when the engine cannot say."""
+        if self.endpoint.kind == "vllm":
+            body: dict[str, Any] = {"model": model, "prompt": text, "add_special_tokens": False}
+        else:
+            body = {"content": text, "add_special": False, "parse_special": True}
+        deadline = time.monotonic() + self.endpoint.connect_timeout + self.endpoint.first_token_timeout
+        stream, event = self._open("/tokenize", body, deadline, None)
+        stream.close()
+        tokens = event[1].get("tokens") if event[0] == "chunk" and isinstance(event[1], dict) else None
+        if not isinstance(tokens, list):
+            raise RemoteUnavailableError(f"{self.endpoint.url}/tokenize did not answer with tokens")
+        return tokens
+
     def models(self) -> list[str]:
         deadline = time.monotonic() + self.endpoint.connect_timeout + self.endpoint.first_token_timeout
         stream, event = self._open("/v1/models", None, deadline, None, method="GET")
@@ -458,6 +481,8 @@ class RemoteBackend:
         self.model = model
         self.name = f"{model} on {endpoint.kind} at {endpoint.url}"
         self.vocab = TextVocabulary()
+        self.fim_note = "prefix-only prompts (the engine's tokenizer was not asked)"
+        """How the prompt is laid out for the served model, and why (``fim_support``)."""
         self.grammar_vocab = ByteVocabulary()
         """What local grammars are compiled for: they only check the text that comes back."""
         self.stats = BackendStats()
@@ -483,6 +508,51 @@ class RemoteBackend:
                 # llama.cpp reads GBNF unless the text opens with %llguidance (a build with llguidance)
                 body["grammar"] = f"%llguidance {{}}\n{grammar}" if endpoint.dialect == "lark" else grammar
         return body
+
+
+@dataclass(frozen=True)
+class FimSupport:
+    """Which FIM markers the served model has, and how that was learnt (said at connect)."""
+
+    markers: tuple[str, ...]
+    note: str
+
+
+class _EngineMarkers(Vocabulary):
+    """A vocabulary that knows a token text when the engine's tokenizer makes one token of it,
+    for ``prompt_shapes.detect`` to read the family from (asked on use, once per text)."""
+
+    def __init__(self, client: EngineClient, model: str) -> None:
+        self.client, self.model = client, model
+        self.found: dict[str, int | None] = {}
+
+    def token_id(self, name: str) -> int | None:
+        if name not in self.found:
+            tokens = self.client.tokenize(name, self.model)
+            self.found[name] = int(tokens[0]) if len(tokens) == 1 and isinstance(tokens[0], int) else None
+        return self.found[name]
+
+
+def fim_support(client: EngineClient, model: str) -> FimSupport:
+    """The served model's FIM markers: from the engine's own tokenizer (``/tokenize``: each
+    marker must be one token), else from the served model's name, else none (prefix-only)."""
+    from gdg_lsp import prompt_shapes
+
+    asked = _EngineMarkers(client, model)
+    try:
+        template = prompt_shapes.detect(asked)
+    except RemoteError as err:
+        family = prompt_shapes.family_for_model_name(model)
+        if family is None:
+            return FimSupport((), f"prefix-only prompts: the engine's tokenizer could not be asked ({err}) and "
+                                  f"the name {model!r} is of no known fill-in-the-middle family")
+        return FimSupport(prompt_shapes.marker_texts(family),
+                          f"fill-in-the-middle as {family.name}, from the served model's name {model!r} (the "
+                          f"engine's tokenizer could not be asked: {err})")
+    if template is None:
+        return FimSupport((), "prefix-only prompts: the engine's tokenizer has no fill-in-the-middle tokens")
+    markers = tuple(name for name, token in asked.found.items() if token is not None)
+    return FimSupport(markers, f"fill-in-the-middle as {template.family}, from the engine's tokenizer")
 
 
 def connect(endpoint: Endpoint, probe: bool = True) -> RemoteBackend:
@@ -516,4 +586,7 @@ def connect(endpoint: Endpoint, probe: bool = True) -> RemoteBackend:
                 f"answered {text[:40]!r}. Run vLLM with --structured-outputs-config.backend xgrammar or guidance (or "
                 f"the llama.cpp server) and set gdg.remote.kind and gdg.remote.dialect to match ({endpoint.kind!r}, "
                 f"{endpoint.grammar_dialect!r} now)")
+    support = fim_support(backend.client, model)
+    backend.vocab, backend.fim_note = TextVocabulary(support.markers), support.note
+    log.info("remote engine %s: %s", backend.name, support.note)
     return backend

@@ -116,7 +116,7 @@ class RemoteCompletionService:
         self._remote = CompletionService(backend, self._workspace, decoder=RemoteDecoder(backend))
         was_down = self._down is not None
         self._down = None
-        message = f"{backend.model} on {endpoint.kind} at {endpoint.url}"
+        message = f"{backend.model} on {endpoint.kind} at {endpoint.url}; {getattr(backend, 'fim_note', 'prefix-only')}"
         notice = f"gdg-lsp: the remote engine is back ({message})" if was_down and not initial else None
         self._announce(Status("ready", message, notice, backend.model, "remote", notice_level="info"))
         return True

@@ -21,6 +21,10 @@ llama.cpp: ``grammar``). Behaviours (``engine.mode``), switchable mid-test:
 - ``slow``: streams a chunk every ``slow_seconds``; records when the client goes away.
 
 Every request body is kept in ``requests`` for assertions.
+
+``POST /tokenize`` answers as the kind does (vLLM: ``prompt``; llama.cpp: ``content``) when
+``special_tokens`` is set: each of its texts is one token, anything else a token per byte;
+``special_tokens = None`` is an engine without the route (404).
 """
 
 from __future__ import annotations
@@ -152,6 +156,8 @@ class FakeEngine:
         self.rng = random.Random(seed)
         self.grammars = BYTE_GRAMMARS
         self.grammar_errors: list[str] = []
+        self.special_tokens: tuple[str, ...] | None = None
+        self.tokenized: list[dict[str, Any]] = []
         engine = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -172,6 +178,10 @@ class FakeEngine:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not engine._authorised(self):
+                    return
+                if self.path.rstrip("/") == "/tokenize" and engine.special_tokens is not None:
+                    engine.tokenized.append(body)
+                    engine._json(self, 200, engine._tokenize(body))
                     return
                 if self.path.rstrip("/") != "/v1/completions":
                     engine._json(self, 404, {"error": {"message": f"no route {self.path}"}})
@@ -221,6 +231,12 @@ class FakeEngine:
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()
         handler.wfile.write(payload)
+
+    def _tokenize(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = str(body.get("prompt" if self.kind == "vllm" else "content") or "")
+        specials = self.special_tokens or ()
+        tokens = [1000 + specials.index(text)] if text in specials else list(text.encode())
+        return {"count": len(tokens), "tokens": tokens} if self.kind == "vllm" else {"tokens": tokens}
 
     def grammar_of(self, body: dict[str, Any]) -> str | None:
         if self.kind == "vllm":
