@@ -33,6 +33,7 @@ when it defines a language, re-registers that language).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -117,7 +118,7 @@ class FragmentLibrary:
         for entry in paths:
             path = Path(entry).expanduser()
             if path.is_dir():
-                found += [(p, "user") for p in sorted(path.rglob("*.toml"))[:MAX_FILES]]
+                found += [(p, "user") for p in sorted(itertools.islice(path.rglob("*.toml"), MAX_FILES))]
             else:
                 found.append((path, "user"))
         return found[:MAX_FILES]
@@ -463,9 +464,10 @@ def template_text(language: str, name: str, rung: str | None, typed: str) -> Aut
 
 
 def workspace_files(root: Path) -> list[Path]:
-    """The fragment files of a workspace folder's ``.gdg/fragments/``, listed, not read."""
+    """The fragment files of a workspace folder's ``.gdg/fragments/``, listed, not read: at most
+    ``MAX_FILES`` of them, the listing itself stopped there (the workspace decides how many it holds)."""
     folder = Path(root) / FOLDER
-    return sorted(folder.rglob("*.toml"))[:MAX_FILES] if folder.is_dir() else []
+    return sorted(itertools.islice(folder.rglob("*.toml"), MAX_FILES)) if folder.is_dir() else []
 
 
 def language_spec(definition: definitions.Definition) -> registry.LanguageSpec:

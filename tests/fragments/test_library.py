@@ -160,3 +160,27 @@ def test_a_file_can_add_a_language_by_grammar_and_file_suffix(tmp_path: Path, li
     assert isinstance(hole, Hole) and hole.fragment == "load"
     assert {b.name: b.sort for b in hole.gamma.visible().values()} == {"x_ptr": "Parameter", "n": "Parameter",
                                                                        "offs": "Variable"}
+
+
+def test_the_listing_of_a_workspace_folder_stops_at_the_file_cap(tmp_path: Path, monkeypatch):
+    """A workspace decides how many files its .gdg/fragments/ holds: the listing stops at the cap
+    (it was listed and sorted whole before the cap was applied)."""
+    from gdg_lsp.service import fragment_library
+
+    folder = tmp_path / FOLDER
+    folder.mkdir(parents=True)
+    for n in range(40):
+        (folder / f"f{n:02}.toml").write_text("")
+    monkeypatch.setattr(fragment_library, "MAX_FILES", 5)
+    taken = []
+    listing = Path.rglob
+
+    def counted(self, pattern):
+        for path in listing(self, pattern):
+            taken.append(path)
+            yield path
+
+    monkeypatch.setattr(Path, "rglob", counted)
+    found = fragment_library.workspace_files(tmp_path)
+    assert len(found) == 5 and found == sorted(found)
+    assert len(taken) == 5
