@@ -13,6 +13,10 @@ writes ``model.safetensors``, ``config.json`` and the tokenizer.
 Only ``general.architecture == "llama"`` is handled here (SmolLM2, Llama,
 Mistral-style files); anything else, or a transformers without these readers,
 raises ``UnsupportedGguf`` and ``models`` falls back to transformers' path.
+
+``read_blocks`` reads a Llama or Qwen2 file's tensors for the lean decoder
+without de-quantizing them: block-quantized ones as ``QuantTensor`` views of
+the memory-mapped file (``lean/quant.py`` packs them), the rest as fp32.
 """
 
 from __future__ import annotations
@@ -61,6 +65,55 @@ def unpermute_rows(weight: torch.Tensor, heads: int) -> torch.Tensor:
     it interleaves the two halves of the head's rows; Hugging Face keeps them apart."""
     half = weight.shape[0] // heads // 2
     return weight.reshape(heads, half, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+
+
+BLOCK_ARCHITECTURES = ("llama", "qwen2")
+"""Architectures whose GGUF tensors ``read_blocks`` names (Qwen2's names are Llama's plus
+biases; only Llama's files carry llama.cpp's rotary row order)."""
+
+
+def read_blocks(gguf_path: Path, heads: int, kv_heads: int) -> dict[str, Any]:
+    """The tensors of ``gguf_path`` under Hugging Face's names, as the lean decoder reads
+    them: block-quantized ones as ``QuantTensor`` (raw blocks, memory-mapped, rows in
+    Hugging Face's order), float ones as fp32 tensors. ``heads`` and ``kv_heads`` (the
+    model's config) undo the rotary row order of a Llama file's query and key rows."""
+    import numpy as np
+
+    from gdg_lsp.backends.gguf_header import GGML_TYPES, read_header
+    from gdg_lsp.backends.lean.quant import QuantTensor
+
+    header = read_header(gguf_path)  # the tensor table, the tokenizer's strings skipped by length
+    if header.architecture not in BLOCK_ARCHITECTURES:
+        raise UnsupportedGguf(f"architecture {header.architecture!r}")
+    type_ids = {name: type_id for type_id, (name, _, _) in GGML_TYPES.items()}
+    floats = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16}
+    mapped = np.memmap(gguf_path, dtype=np.uint8, mode="r")
+    out: dict[str, Any] = {}
+    for tensor in header.tensors:
+        name = hf_name(tensor.name)
+        start = header.data_start + tensor.offset
+        data = mapped[start : start + tensor.nbytes]
+        cols = int(tensor.shape[0])
+        rows = int(np.prod(tensor.shape[1:], dtype=np.int64)) if len(tensor.shape) > 1 else 1
+        if tensor.type_name in floats:
+            values = data.view(floats[tensor.type_name])
+            if tensor.type_name == "BF16":
+                as_float = torch.from_numpy(values.astype(np.int32) << 16).view(torch.float32)
+            else:
+                as_float = torch.from_numpy(values.astype(np.float32))
+            out[name] = as_float.reshape(tuple(int(d) for d in reversed(tensor.shape))).contiguous()
+        else:
+            out[name] = QuantTensor(type_ids[tensor.type_name], rows, cols, data.reshape(rows, -1))
+    if header.architecture == "llama":
+        for suffix, count in (("self_attn.q_proj.weight", heads), ("self_attn.k_proj.weight", kv_heads)):
+            for name in [n for n in out if n.endswith(suffix)]:
+                order = unpermute_rows(torch.arange(_rows(out[name])), count)
+                out[name] = out[name].take_rows(order) if isinstance(out[name], QuantTensor) else out[name][order]
+    return out
+
+
+def _rows(tensor: Any) -> int:
+    return tensor.rows if hasattr(tensor, "rows") else int(tensor.shape[0])
 
 
 def _readers() -> Any:

@@ -1,0 +1,901 @@
+// Matrix products over GGUF block-quantized weights, kept packed (quant.py drives them).
+//
+// A GGUF file stores each weight row as blocks: 4-8 bit codes and per-block scales
+// (Q4_0 ... Q8_0: 32 weights a block; Q4_K, Q5_K, Q6_K: super-blocks of 256). Widening
+// them to 16 bits doubles or triples what a decode step reads. Here each tensor is
+// re-laid once, at load, into tiles of 16 output rows that the integer dot-product
+// instructions read directly, and the activations are quantized to int8 per block of
+// 32 inputs (their own scale each), so a product is
+//
+//     y[n] = sum_b dx_b * (S[n,b] * sum_i (c[n,i] - OFF) * xq[i] + M[n,b] * sum_i xq[i])
+//
+// with c the unsigned code of the weight, S its block scale and M its block minimum
+// (or OFF a constant offset): exactly the GGUF weights, the only rounding being the
+// activations' (at most half a step of dx_b per input). The same kernel runs a
+// decode step (1 row), a draft (a few) and a prefill chunk (hundreds: int8 products
+// are compute-bound there and twice bf16's rate on VNNI).
+//
+// Tile layout, per tile of 16 rows and block of 32 inputs: eight operands of 64 bytes,
+// operand j holding inputs 4j..4j+3 of row r in bytes 4r..4r+3 (one 32-bit lane per
+// row, as VPDPBUSD and PMADDUBSW sum 4 bytes into a lane); 4-bit codes share a byte
+// (operand 2g low nibble, 2g+1 high), a 5th bit is a 64-bit mask per operand, 5th and
+// 6th bits are 2-bit fields in two 64-byte planes, 8-bit codes are bytes. Scales are
+// separate arrays [tile][group][16 rows] in the file's own precision (fp16, 6-bit
+// and 8-bit integers), so the bytes read stay the file's.
+//
+// Kernels: AVX512-VNNI (VPDPBUSD) where the CPU has it, AVX2 (PMADDUBSW) elsewhere,
+// chosen at run time; the library is compiled for plain x86-64 with per-function
+// targets. Threads: OpenMP, which resolves to the runtime torch already loaded
+// (libgomp.so.1), so the products share torch's threads instead of competing with them.
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <algorithm>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define QK_X86 1
+#include <immintrin.h>
+#endif
+
+namespace {
+
+// ggml's type ids (gguf.GGMLQuantizationType)
+enum QType { Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
+
+constexpr int TILE = 16;
+constexpr int BLOCK = 32;
+constexpr int SUPER = 256;
+
+struct Format {
+    int bits;        // 4, 5, 6 or 8
+    int code_bytes;  // per tile and block of 32
+    int off;         // constant offset of the codes (symmetric formats), else 0
+    bool affine;     // a minimum per block (M)
+    bool ksuper;     // fp16 scales per super-block of 256, integer scales per block
+    bool sub16;      // two integer scales per block (Q6_K's 16-input groups)
+    int raw_block;   // bytes of one GGUF block
+    int raw_elems;   // weights of one GGUF block
+};
+
+bool format_of(int qtype, Format* f) {
+    switch (qtype) {
+        case Q4_0: *f = {4, 256, 8, false, false, false, 18, 32}; return true;
+        case Q4_1: *f = {4, 256, 0, true, false, false, 20, 32}; return true;
+        case Q5_0: *f = {5, 320, 16, false, false, false, 22, 32}; return true;
+        case Q5_1: *f = {5, 320, 0, true, false, false, 24, 32}; return true;
+        case Q8_0: *f = {8, 512, 128, false, false, false, 34, 32}; return true;
+        case Q4_K: *f = {4, 256, 0, true, true, false, 144, 256}; return true;
+        case Q5_K: *f = {5, 320, 0, true, true, false, 176, 256}; return true;
+        case Q6_K: *f = {6, 384, 32, false, true, true, 210, 256}; return true;
+        default: return false;
+    }
+}
+
+// sizes of the packed arrays, per tile (elements of their type)
+struct Sizes {
+    int64_t codes, fs, fm, isc, imn;
+};
+
+Sizes sizes_of(const Format& f, int64_t K) {
+    int64_t nb = K / BLOCK, groups = f.ksuper ? K / SUPER : nb;
+    Sizes s;
+    s.codes = nb * f.code_bytes;
+    s.fs = groups * TILE;
+    s.fm = f.affine ? groups * TILE : 0;
+    s.isc = f.ksuper ? nb * TILE * (f.sub16 ? 2 : 1) : 0;
+    s.imn = (f.ksuper && f.affine) ? nb * TILE : 0;
+    return s;
+}
+
+struct Packed {
+    Format f;
+    int64_t K, tiles;
+    const uint8_t* codes;
+    const uint16_t* fs;  // fp16 bits
+    const uint16_t* fm;  // fp16 bits (Q4_1, Q5_1: the minimum; K-quants: dmin)
+    const uint8_t* isc;  // K-quants: 6-bit scales (Q6_K: int8, two per block)
+    const uint8_t* imn;  // K-quants: 6-bit minimums
+};
+
+inline uint16_t rd16(const uint8_t* p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+
+float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {  // subnormal: normalise
+            int e = -1;
+            do { man <<= 1; ++e; } while (!(man & 0x400));
+            bits = sign | (uint32_t)(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | man << 13;
+    } else {
+        bits = sign | (exp + 127 - 15) << 23 | man << 13;
+    }
+    float out;
+    memcpy(&out, &bits, 4);
+    return out;
+}
+
+// Q4_K / Q5_K: the 6-bit scale and minimum of sub-block j (0..7) of a super-block
+inline void scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* mn) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *mn = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *mn = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// One GGUF row decoded: unsigned codes and the parameters of each block / super-block.
+struct Row {
+    std::vector<uint8_t> c;     // K codes
+    std::vector<uint16_t> fs;   // per group
+    std::vector<uint16_t> fm;   // per group (affine)
+    std::vector<uint8_t> isc;   // per block (x2 for Q6_K)
+    std::vector<uint8_t> imn;   // per block
+};
+
+void decode_row(int qtype, const Format& f, const uint8_t* raw, int64_t K, Row& row) {
+    int64_t nblocks = K / f.raw_elems;
+    uint8_t* c = row.c.data();
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const uint8_t* p = raw + b * f.raw_block;
+        uint8_t* cb = c + b * f.raw_elems;
+        switch (qtype) {
+            case Q4_0:
+            case Q4_1: {
+                row.fs[b] = rd16(p);
+                const uint8_t* qs = p + 2;
+                if (qtype == Q4_1) { row.fm[b] = rd16(p + 2); qs = p + 4; }
+                for (int i = 0; i < 16; ++i) { cb[i] = qs[i] & 0xF; cb[i + 16] = qs[i] >> 4; }
+                break;
+            }
+            case Q5_0:
+            case Q5_1: {
+                row.fs[b] = rd16(p);
+                const uint8_t* qh = p + 2;
+                if (qtype == Q5_1) { row.fm[b] = rd16(p + 2); qh = p + 4; }
+                uint32_t high = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+                const uint8_t* qs = qh + 4;
+                for (int i = 0; i < 16; ++i) {
+                    cb[i] = (qs[i] & 0xF) | (((high >> i) & 1) << 4);
+                    cb[i + 16] = (qs[i] >> 4) | (((high >> (i + 16)) & 1) << 4);
+                }
+                break;
+            }
+            case Q8_0: {
+                row.fs[b] = rd16(p);
+                for (int i = 0; i < 32; ++i) cb[i] = (uint8_t)((int)(int8_t)p[2 + i] + 128);
+                break;
+            }
+            case Q4_K:
+            case Q5_K: {
+                row.fs[b] = rd16(p);
+                row.fm[b] = rd16(p + 2);
+                const uint8_t* scales = p + 4;
+                const uint8_t* qh = p + 16;
+                const uint8_t* qs = qtype == Q5_K ? p + 48 : p + 16;
+                for (int j = 0; j < 8; ++j) scale_min_k4(j, scales, &row.isc[b * 8 + j], &row.imn[b * 8 + j]);
+                for (int chunk = 0; chunk < 4; ++chunk) {
+                    for (int l = 0; l < 32; ++l) {
+                        uint8_t lo = qs[32 * chunk + l] & 0xF, hi = qs[32 * chunk + l] >> 4;
+                        if (qtype == Q5_K) {
+                            lo |= ((qh[l] >> (2 * chunk)) & 1) << 4;
+                            hi |= ((qh[l] >> (2 * chunk + 1)) & 1) << 4;
+                        }
+                        cb[64 * chunk + l] = lo;
+                        cb[64 * chunk + 32 + l] = hi;
+                    }
+                }
+                break;
+            }
+            case Q6_K: {
+                const uint8_t* ql = p;
+                const uint8_t* qh = p + 128;
+                const int8_t* sc = (const int8_t*)(p + 192);
+                row.fs[b] = rd16(p + 208);
+                for (int g = 0; g < 16; ++g) row.isc[b * 16 + g] = (uint8_t)sc[g];
+                for (int half = 0; half < 2; ++half) {
+                    const uint8_t* l0 = ql + 64 * half;
+                    const uint8_t* h0 = qh + 32 * half;
+                    uint8_t* o = cb + 128 * half;
+                    for (int l = 0; l < 32; ++l) {
+                        o[l] = (l0[l] & 0xF) | (((h0[l] >> 0) & 3) << 4);
+                        o[l + 32] = (l0[l + 32] & 0xF) | (((h0[l] >> 2) & 3) << 4);
+                        o[l + 64] = (l0[l] >> 4) | (((h0[l] >> 4) & 3) << 4);
+                        o[l + 96] = (l0[l + 32] >> 4) | (((h0[l] >> 6) & 3) << 4);
+                    }
+                }
+                break;
+            }
+        }
+    }
+}
+
+// Write row r of a tile from its decoded row.
+void place_row(const Format& f, int64_t K, const Row& row, int r, uint8_t* codes, uint16_t* fs, uint16_t* fm,
+               uint8_t* isc, uint8_t* imn) {
+    int64_t nb = K / BLOCK, groups = f.ksuper ? K / SUPER : nb;
+    for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* cb = codes + b * f.code_bytes;
+        const uint8_t* c = row.c.data() + b * BLOCK;
+        for (int j = 0; j < 8; ++j) {
+            for (int i = 0; i < 4; ++i) {
+                uint8_t code = c[4 * j + i];
+                if (f.bits == 8) {
+                    cb[64 * j + 4 * r + i] = code;
+                    continue;
+                }
+                uint8_t* nib = cb + 64 * (j / 2) + 4 * r + i;
+                *nib |= (j % 2 == 0) ? (code & 0xF) : (uint8_t)((code & 0xF) << 4);
+                if (f.bits == 5) {
+                    if (code & 0x10) cb[256 + 8 * j + (4 * r + i) / 8] |= (uint8_t)(1u << ((4 * r + i) % 8));
+                } else if (f.bits == 6) {
+                    cb[256 + 64 * (j / 4) + 4 * r + i] |= (uint8_t)(((code >> 4) & 3) << (2 * (j % 4)));
+                }
+            }
+        }
+        if (f.ksuper) {
+            if (f.sub16) {
+                isc[(b * 2 + 0) * TILE + r] = row.isc[2 * b];
+                isc[(b * 2 + 1) * TILE + r] = row.isc[2 * b + 1];
+            } else {
+                isc[b * TILE + r] = row.isc[b];
+                if (f.affine) imn[b * TILE + r] = row.imn[b];
+            }
+        }
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+        fs[g * TILE + r] = row.fs[g];
+        if (f.affine) fm[g * TILE + r] = row.fm[g];
+    }
+}
+
+// The value of weight (r, k) of a tile: the layout read back (for tests and row reads).
+float tile_weight(const Packed& p, int64_t t, int r, int64_t k) {
+    const Format& f = p.f;
+    Sizes s = sizes_of(f, p.K);
+    int64_t b = k / BLOCK;
+    int j = (int)(k % BLOCK) / 4, i = (int)(k % 4);
+    const uint8_t* cb = p.codes + t * s.codes + b * f.code_bytes;
+    int code;
+    if (f.bits == 8) {
+        code = cb[64 * j + 4 * r + i];
+    } else {
+        uint8_t nib = cb[64 * (j / 2) + 4 * r + i];
+        code = (j % 2 == 0) ? (nib & 0xF) : (nib >> 4);
+        if (f.bits == 5) code |= ((cb[256 + 8 * j + (4 * r + i) / 8] >> ((4 * r + i) % 8)) & 1) << 4;
+        if (f.bits == 6) code |= ((cb[256 + 64 * (j / 4) + 4 * r + i] >> (2 * (j % 4))) & 3) << 4;
+    }
+    int64_t g = f.ksuper ? k / SUPER : b;
+    float d = half_to_float(p.fs[t * s.fs + g * TILE + r]);
+    if (!f.ksuper) {
+        if (f.affine) return d * (float)code + half_to_float(p.fm[t * s.fm + g * TILE + r]);
+        return d * (float)(code - f.off);
+    }
+    if (f.sub16) {
+        int h = (int)(k % BLOCK) / 16;
+        int8_t sc = (int8_t)p.isc[t * s.isc + (b * 2 + h) * TILE + r];
+        return d * (float)sc * (float)(code - f.off);
+    }
+    float sc = (float)p.isc[t * s.isc + b * TILE + r], mn = (float)p.imn[t * s.imn + b * TILE + r];
+    float dmin = half_to_float(p.fm[t * s.fm + g * TILE + r]);
+    return d * sc * (float)code - dmin * mn;
+}
+
+// Activations: int8 per block of 32 inputs with its own scale, and the codes' sums per 16.
+void quantize_activations(const float* x, int64_t M, int64_t K, int8_t* xq, float* dx, int32_t* xs) {
+    int64_t nb = K / BLOCK;
+    for (int64_t m = 0; m < M; ++m) {
+        for (int64_t b = 0; b < nb; ++b) {
+            const float* v = x + m * K + b * BLOCK;
+            float amax = 0.f;
+            for (int i = 0; i < BLOCK; ++i) amax = std::max(amax, fabsf(v[i]));
+            float d = amax / 127.f, inv = amax > 0.f ? 127.f / amax : 0.f;
+            int8_t* q = xq + m * K + b * BLOCK;
+            int32_t s0 = 0, s1 = 0;
+            for (int i = 0; i < BLOCK; ++i) {
+                int value = (int)nearbyintf(v[i] * inv);
+                value = std::min(127, std::max(-127, value));
+                q[i] = (int8_t)value;
+                (i < 16 ? s0 : s1) += value;
+            }
+            dx[m * nb + b] = d;
+            xs[m * (K / 16) + 2 * b] = s0;
+            xs[m * (K / 16) + 2 * b + 1] = s1;
+        }
+    }
+}
+
+constexpr int64_t ROWS_PER_PASS = 64;  // activation rows per pass over a tile (their accumulators stay in L1)
+
+#ifdef QK_X86
+
+#define QK_TARGET_512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
+#define QK_TARGET_256 __attribute__((target("avx2,fma,f16c")))
+
+QK_TARGET_512 void tile_avx512(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
+                               int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
+    const Format& f = p.f;
+    const int64_t K = p.K, nb = K / BLOCK;
+    Sizes s = sizes_of(f, K);
+    alignas(64) float acc[ROWS_PER_PASS * TILE];
+    for (int64_t m = 0; m < rows; ++m) _mm512_store_ps(acc + m * TILE, _mm512_setzero_ps());
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bit5 = _mm512_set1_epi8(0x10), bits56 = _mm512_set1_epi8(0x30);
+    const uint8_t* codes = p.codes + t * s.codes;
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* cb = codes + b * f.code_bytes;
+        __m512i op[8];
+        if (f.bits == 8) {
+            for (int j = 0; j < 8; ++j) op[j] = _mm512_loadu_si512(cb + 64 * j);
+        } else {
+            for (int g = 0; g < 4; ++g) {
+                __m512i v = _mm512_loadu_si512(cb + 64 * g);
+                op[2 * g] = _mm512_and_si512(v, low4);
+                op[2 * g + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+            }
+            if (f.bits == 5) {
+                for (int j = 0; j < 8; ++j) {
+                    uint64_t bits;
+                    memcpy(&bits, cb + 256 + 8 * j, 8);
+                    __mmask64 k = (__mmask64)bits;
+                    op[j] = _mm512_mask_add_epi8(op[j], k, op[j], bit5);
+                }
+            } else if (f.bits == 6) {
+                for (int h = 0; h < 2; ++h) {
+                    __m512i v = _mm512_loadu_si512(cb + 256 + 64 * h);
+                    op[4 * h + 0] = _mm512_or_si512(op[4 * h + 0], _mm512_and_si512(_mm512_slli_epi16(v, 4), bits56));
+                    op[4 * h + 1] = _mm512_or_si512(op[4 * h + 1], _mm512_and_si512(_mm512_slli_epi16(v, 2), bits56));
+                    op[4 * h + 2] = _mm512_or_si512(op[4 * h + 2], _mm512_and_si512(v, bits56));
+                    op[4 * h + 3] = _mm512_or_si512(op[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(v, 2), bits56));
+                }
+            }
+        }
+        const int64_t g = f.ksuper ? b / (SUPER / BLOCK) : b;
+        __m512 scale = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fs + t * s.fs + g * TILE)));
+        __m512 minimum = _mm512_setzero_ps();
+        __m512i sc0 = _mm512_setzero_si512(), sc1 = _mm512_setzero_si512();
+        if (f.ksuper && f.sub16) {
+            const uint8_t* q = p.isc + t * s.isc + b * 2 * TILE;
+            sc0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)q));
+            sc1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(q + TILE)));
+        } else if (f.ksuper) {
+            __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.isc + t * s.isc + b * TILE))));
+            __m512 mn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.imn + t * s.imn + b * TILE))));
+            __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
+            scale = _mm512_mul_ps(scale, sc);
+            minimum = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, mn));
+        } else if (f.affine) {
+            minimum = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
+        }
+        for (int64_t m = 0; m < rows; ++m) {
+            const int64_t row = m0 + m;
+            const int32_t* xw = (const int32_t*)(xq + row * K + b * BLOCK);
+            __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+            for (int j = 0; j < 4; ++j) s0 = _mm512_dpbusd_epi32(s0, op[j], _mm512_set1_epi32(xw[j]));
+            for (int j = 4; j < 8; ++j) s1 = _mm512_dpbusd_epi32(s1, op[j], _mm512_set1_epi32(xw[j]));
+            const int32_t xa = xs[row * (K / 16) + 2 * b], xb = xs[row * (K / 16) + 2 * b + 1];
+            const float d = dx[row * nb + b];
+            __m512 a = _mm512_load_ps(acc + m * TILE);
+            if (f.sub16) {
+                __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(s0, _mm512_set1_epi32(f.off * xa)), sc0),
+                                             _mm512_mullo_epi32(_mm512_sub_epi32(s1, _mm512_set1_epi32(f.off * xb)), sc1));
+                a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(scale, _mm512_set1_ps(d)), a);
+            } else {
+                __m512i v = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(f.off * (xa + xb)));
+                a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(scale, _mm512_set1_ps(d)), a);
+                if (f.affine) a = _mm512_fmadd_ps(minimum, _mm512_set1_ps(d * (float)(xa + xb)), a);
+            }
+            _mm512_store_ps(acc + m * TILE, a);
+        }
+    }
+    for (int64_t m = 0; m < rows; ++m) _mm512_storeu_ps(out + (m0 + m) * ldo + col, _mm512_load_ps(acc + m * TILE));
+}
+
+QK_TARGET_256 inline __m256i expand_bits(uint32_t bits) {
+    // byte k of the result is 0xFF where bit k of ``bits`` is set
+    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i which = _mm256_set1_epi64x(0x8040201008040201LL);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), pick);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, which), which);
+}
+
+QK_TARGET_256 void tile_avx2(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
+                             int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
+    const Format& f = p.f;
+    const int64_t K = p.K, nb = K / BLOCK;
+    Sizes s = sizes_of(f, K);
+    alignas(32) float acc[ROWS_PER_PASS * TILE];
+    for (int64_t m = 0; m < rows * TILE; m += 8) _mm256_store_ps(acc + m, _mm256_setzero_ps());
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bit5 = _mm256_set1_epi8(0x10), bits56 = _mm256_set1_epi8(0x30);
+    const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x80);
+    const uint8_t* codes = p.codes + t * s.codes;
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* cb = codes + b * f.code_bytes;
+        const int64_t g = f.ksuper ? b / (SUPER / BLOCK) : b;
+        for (int half = 0; half < 2; ++half) {  // rows 0..7, then 8..15
+            __m256i op[8];
+            if (f.bits == 8) {
+                for (int j = 0; j < 8; ++j) op[j] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(cb + 64 * j + 32 * half)), flip);
+            } else {
+                for (int q = 0; q < 4; ++q) {
+                    __m256i v = _mm256_loadu_si256((const __m256i*)(cb + 64 * q + 32 * half));
+                    op[2 * q] = _mm256_and_si256(v, low4);
+                    op[2 * q + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+                }
+                if (f.bits == 5) {
+                    for (int j = 0; j < 8; ++j) {
+                        uint32_t bits;
+                        memcpy(&bits, cb + 256 + 8 * j + 4 * half, 4);
+                        op[j] = _mm256_or_si256(op[j], _mm256_and_si256(expand_bits(bits), bit5));
+                    }
+                } else if (f.bits == 6) {
+                    for (int h = 0; h < 2; ++h) {
+                        __m256i v = _mm256_loadu_si256((const __m256i*)(cb + 256 + 64 * h + 32 * half));
+                        op[4 * h + 0] = _mm256_or_si256(op[4 * h + 0], _mm256_and_si256(_mm256_slli_epi16(v, 4), bits56));
+                        op[4 * h + 1] = _mm256_or_si256(op[4 * h + 1], _mm256_and_si256(_mm256_slli_epi16(v, 2), bits56));
+                        op[4 * h + 2] = _mm256_or_si256(op[4 * h + 2], _mm256_and_si256(v, bits56));
+                        op[4 * h + 3] = _mm256_or_si256(op[4 * h + 3], _mm256_and_si256(_mm256_srli_epi16(v, 2), bits56));
+                    }
+                }
+            }
+            const int64_t lane0 = 8 * half;
+            __m256 scale = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p.fs + t * s.fs + g * TILE + lane0)));
+            __m256 minimum = _mm256_setzero_ps();
+            __m256i sc0 = _mm256_setzero_si256(), sc1 = _mm256_setzero_si256();
+            if (f.ksuper && f.sub16) {
+                const uint8_t* q = p.isc + t * s.isc + b * 2 * TILE + lane0;
+                sc0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)q));
+                sc1 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(q + TILE)));
+            } else if (f.ksuper) {
+                __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(p.isc + t * s.isc + b * TILE + lane0))));
+                __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(p.imn + t * s.imn + b * TILE + lane0))));
+                __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p.fm + t * s.fm + g * TILE + lane0)));
+                scale = _mm256_mul_ps(scale, sc);
+                minimum = _mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(dmin, mn));
+            } else if (f.affine) {
+                minimum = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p.fm + t * s.fm + g * TILE + lane0)));
+            }
+            for (int64_t m = 0; m < rows; ++m) {
+                const int64_t row = m0 + m;
+                const int32_t* xw = (const int32_t*)(xq + row * K + b * BLOCK);
+                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                for (int j = 0; j < 8; ++j) {
+                    __m256i x = _mm256_set1_epi32(xw[j]), pairs;
+                    if (f.bits == 8) {  // signed codes: |q| x sign(x, q), which PMADDUBSW cannot saturate
+                        pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(op[j], op[j]), _mm256_sign_epi8(x, op[j]));
+                    } else {  // codes <= 63: pair sums within int16
+                        pairs = _mm256_maddubs_epi16(op[j], x);
+                    }
+                    __m256i quad = _mm256_madd_epi16(pairs, ones);
+                    if (j < 4) s0 = _mm256_add_epi32(s0, quad); else s1 = _mm256_add_epi32(s1, quad);
+                }
+                const int32_t xa = xs[row * (K / 16) + 2 * b], xb = xs[row * (K / 16) + 2 * b + 1];
+                const float d = dx[row * nb + b];
+                // the 8-bit codes were made signed above: no offset left to remove
+                const int off = f.bits == 8 ? 0 : f.off;
+                float* accm = acc + m * TILE + lane0;
+                __m256 a = _mm256_load_ps(accm);
+                if (f.sub16) {
+                    __m256i v = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_sub_epi32(s0, _mm256_set1_epi32(off * xa)), sc0),
+                                                 _mm256_mullo_epi32(_mm256_sub_epi32(s1, _mm256_set1_epi32(off * xb)), sc1));
+                    a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_mul_ps(scale, _mm256_set1_ps(d)), a);
+                } else {
+                    __m256i v = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(off * (xa + xb)));
+                    a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_mul_ps(scale, _mm256_set1_ps(d)), a);
+                    if (f.affine) a = _mm256_fmadd_ps(minimum, _mm256_set1_ps(d * (float)(xa + xb)), a);
+                }
+                _mm256_store_ps(accm, a);
+            }
+        }
+    }
+    for (int64_t m = 0; m < rows; ++m) {
+        _mm256_storeu_ps(out + (m0 + m) * ldo + col, _mm256_load_ps(acc + m * TILE));
+        _mm256_storeu_ps(out + (m0 + m) * ldo + col + 8, _mm256_load_ps(acc + m * TILE + 8));
+    }
+}
+
+#endif  // QK_X86
+
+enum Isa { ISA_NONE = 0, ISA_AVX2 = 1, ISA_AVX512_VNNI = 2 };
+
+int detect_isa() {
+#ifdef QK_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
+        return ISA_AVX512_VNNI;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        return ISA_AVX2;
+#endif
+    return ISA_NONE;
+}
+
+int g_isa = -1;  // the kernels in use (detect_isa, or lowered by set_isa for tests)
+
+// out[m, tile*16 + r] for the tiles listed (all when ``tile_ids`` is null), M activation rows.
+void matmul(const Packed& p, const float* x, int64_t M, const int64_t* tile_ids, int64_t ntiles, float* out,
+            int64_t ldo, int threads) {
+    const int64_t K = p.K;
+    std::vector<int8_t> xq((size_t)(M * K));
+    std::vector<float> dx((size_t)(M * (K / BLOCK)));
+    std::vector<int32_t> xs((size_t)(M * (K / 16)));
+    quantize_activations(x, M, K, xq.data(), dx.data(), xs.data());
+    const int64_t passes = (M + ROWS_PER_PASS - 1) / ROWS_PER_PASS, work = ntiles * passes;
+    const int isa = g_isa;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && work > 1)
+    for (int64_t w = 0; w < work; ++w) {
+        const int64_t index = w / passes, pass = w % passes;
+        const int64_t tile = tile_ids ? tile_ids[index] : index;
+        const int64_t m0 = pass * ROWS_PER_PASS, rows = std::min(ROWS_PER_PASS, M - m0);
+        // a listed tile's output lands at its place in the list
+        const int64_t col = index * TILE;
+#ifdef QK_X86
+        if (isa == ISA_AVX512_VNNI) tile_avx512(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+        else tile_avx2(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+#endif
+    }
+}
+
+// -- the rest of a CPU decode step: RMSNorm and one token's attention over the cache --
+//
+// Plain loops, vectorised by the compiler for each of the ISAs below (one clone is picked
+// at load time); reductions are written as OpenMP SIMD reductions so that they vectorise
+// without -ffast-math.
+
+#if defined(QK_X86) && defined(__GNUC__) && !defined(__clang__)
+#define QK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define QK_CLONES
+#endif
+
+// e^x for x <= 0 (softmax after subtracting the maximum): 2^n * p(r), |r| <= ln2/2,
+// a degree-6 polynomial (relative error ~2e-7); no library call, so the loop vectorises
+inline float exp_nonpositive(float x) {
+    x = x < -87.f ? -87.f : x;
+    const float t = x * 1.44269504088896341f;
+    const float n = (t + 12582912.f) - 12582912.f;  // round to nearest (1.5 * 2^23)
+    const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+    float p = 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+QK_CLONES void rms_norm_rows(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* out) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* v = x + r * n;
+        float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t i = 0; i < n; ++i) sum += v[i] * v[i];
+        const float inv = 1.f / sqrtf(sum / (float)n + eps);
+        float* o = out + r * n;
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) o[i] = v[i] * inv * w[i];
+    }
+}
+
+// one query head against keys/values [length, dim] (rows ``stride`` floats apart)
+QK_CLONES void attend_head(const float* q, const float* keys, const float* values, int64_t stride, int64_t length,
+                           int64_t dim, float scale, float* scores, float* out) {
+    float top = -INFINITY;
+    for (int64_t l = 0; l < length; ++l) {
+        const float* k = keys + l * stride;
+        float dot = 0.f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t i = 0; i < dim; ++i) dot += q[i] * k[i];
+        scores[l] = dot * scale;
+        top = scores[l] > top ? scores[l] : top;
+    }
+    float total = 0.f;
+#pragma omp simd reduction(+ : total)
+    for (int64_t l = 0; l < length; ++l) {
+        scores[l] = exp_nonpositive(scores[l] - top);
+        total += scores[l];
+    }
+    for (int64_t i = 0; i < dim; ++i) out[i] = 0.f;
+    for (int64_t l = 0; l < length; ++l) {
+        const float* v = values + l * stride;
+        const float p = scores[l];
+#pragma omp simd
+        for (int64_t i = 0; i < dim; ++i) out[i] += p * v[i];
+    }
+    const float inv = 1.f / total;
+#pragma omp simd
+    for (int64_t i = 0; i < dim; ++i) out[i] *= inv;
+}
+
+#ifdef QK_X86
+// attend_head for a head of D floats (64, 128): q and the output held in registers
+template <int D>
+QK_TARGET_512 void attend_head_512(const float* q, const float* keys, const float* values, int64_t length, float scale,
+                                   float* scores, float* out) {
+    constexpr int R = D / 16;
+    __m512 qv[R];
+    for (int c = 0; c < R; ++c) qv[c] = _mm512_mul_ps(_mm512_loadu_ps(q + 16 * c), _mm512_set1_ps(scale));
+    float top = -INFINITY;
+    for (int64_t l = 0; l < length; ++l) {
+        const float* k = keys + l * D;
+        __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
+        for (int c = 1; c < R; ++c) acc = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + 16 * c), acc);
+        const float dot = _mm512_reduce_add_ps(acc);
+        scores[l] = dot;
+        top = dot > top ? dot : top;
+    }
+    float total = 0.f;
+    for (int64_t l = 0; l < length; ++l) {
+        scores[l] = exp_nonpositive(scores[l] - top);
+        total += scores[l];
+    }
+    __m512 ov[R];
+    for (int c = 0; c < R; ++c) ov[c] = _mm512_setzero_ps();
+    for (int64_t l = 0; l < length; ++l) {
+        const float* v = values + l * D;
+        const __m512 p = _mm512_set1_ps(scores[l]);
+        for (int c = 0; c < R; ++c) ov[c] = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + 16 * c), ov[c]);
+    }
+    const __m512 inv = _mm512_set1_ps(1.f / total);
+    for (int c = 0; c < R; ++c) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(ov[c], inv));
+}
+
+template <int D>
+QK_TARGET_256 void attend_head_256(const float* q, const float* keys, const float* values, int64_t length, float scale,
+                                   float* scores, float* out) {
+    constexpr int R = D / 8;
+    __m256 qv[R];
+    for (int c = 0; c < R; ++c) qv[c] = _mm256_mul_ps(_mm256_loadu_ps(q + 8 * c), _mm256_set1_ps(scale));
+    float top = -INFINITY;
+    for (int64_t l = 0; l < length; ++l) {
+        const float* k = keys + l * D;
+        __m256 acc = _mm256_mul_ps(qv[0], _mm256_loadu_ps(k));
+        for (int c = 1; c < R; ++c) acc = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(k + 8 * c), acc);
+        __m128 half = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+        half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+        half = _mm_add_ss(half, _mm_movehdup_ps(half));
+        const float dot = _mm_cvtss_f32(half);
+        scores[l] = dot;
+        top = dot > top ? dot : top;
+    }
+    float total = 0.f;
+    for (int64_t l = 0; l < length; ++l) {
+        scores[l] = exp_nonpositive(scores[l] - top);
+        total += scores[l];
+    }
+    __m256 ov[R];
+    for (int c = 0; c < R; ++c) ov[c] = _mm256_setzero_ps();
+    for (int64_t l = 0; l < length; ++l) {
+        const float* v = values + l * D;
+        const __m256 p = _mm256_set1_ps(scores[l]);
+        for (int c = 0; c < R; ++c) ov[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 8 * c), ov[c]);
+    }
+    const __m256 inv = _mm256_set1_ps(1.f / total);
+    for (int c = 0; c < R; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(ov[c], inv));
+}
+#endif
+
+void attend_head_any(const float* q, const float* keys, const float* values, int64_t length, int64_t dim, float scale,
+                     float* scores, float* out) {
+#ifdef QK_X86
+    if (g_isa == ISA_AVX512_VNNI && dim == 64) return attend_head_512<64>(q, keys, values, length, scale, scores, out);
+    if (g_isa == ISA_AVX512_VNNI && dim == 128) return attend_head_512<128>(q, keys, values, length, scale, scores, out);
+    if (g_isa == ISA_AVX2 && dim == 64) return attend_head_256<64>(q, keys, values, length, scale, scores, out);
+    if (g_isa == ISA_AVX2 && dim == 128) return attend_head_256<128>(q, keys, values, length, scale, scores, out);
+#endif
+    attend_head(q, keys, values, dim, length, dim, scale, scores, out);
+}
+
+// q [heads, dim]; keys/values: kv_heads blocks ``head_stride`` floats apart, rows ``dim`` apart;
+// out [heads, dim]. Query head h reads key head h / (heads / kv_heads).
+void attend_one(const float* q, const float* keys, const float* values, int64_t head_stride, int64_t length,
+                int64_t heads, int64_t kv_heads, int64_t dim, float scale, float* out, int threads) {
+    const int64_t group = heads / kv_heads;
+#pragma omp parallel num_threads(threads) if (threads > 1 && heads > 1)
+    {
+        std::vector<float> scores((size_t)length);
+#pragma omp for schedule(static)
+        for (int64_t h = 0; h < heads; ++h) {
+            const int64_t kv = h / group;
+            attend_head_any(q + h * dim, keys + kv * head_stride, values + kv * head_stride, length, dim, scale,
+                            scores.data(), out + h * dim);
+        }
+    }
+}
+
+// -- Python bindings: every buffer is passed as an address (torch tensors' data_ptr) --
+
+bool read_packed(PyObject* const* args, Packed* p) {
+    int qtype = (int)PyLong_AsLong(args[0]);
+    if (!format_of(qtype, &p->f)) {
+        PyErr_Format(PyExc_ValueError, "unsupported GGUF type %d", qtype);
+        return false;
+    }
+    p->K = PyLong_AsLongLong(args[1]);
+    p->tiles = PyLong_AsLongLong(args[2]);
+    p->codes = (const uint8_t*)PyLong_AsVoidPtr(args[3]);
+    p->fs = (const uint16_t*)PyLong_AsVoidPtr(args[4]);
+    p->fm = (const uint16_t*)PyLong_AsVoidPtr(args[5]);
+    p->isc = (const uint8_t*)PyLong_AsVoidPtr(args[6]);
+    p->imn = (const uint8_t*)PyLong_AsVoidPtr(args[7]);
+    if (PyErr_Occurred()) return false;
+    if (p->K % BLOCK || (p->f.ksuper && p->K % SUPER)) {
+        PyErr_Format(PyExc_ValueError, "%lld inputs are not whole blocks of this type", (long long)p->K);
+        return false;
+    }
+    return true;
+}
+
+constexpr Py_ssize_t PACKED_ARGS = 8;  // qtype, K, tiles, codes, fs, fm, isc, imn
+
+PyObject* py_isa(PyObject*, PyObject*) { return PyLong_FromLong(g_isa); }
+
+PyObject* py_set_isa(PyObject*, PyObject* arg) {
+    long want = PyLong_AsLong(arg);
+    if (want == -1 && PyErr_Occurred()) return nullptr;
+    int best = detect_isa();
+    g_isa = (int)std::min<long>(std::max<long>(want, ISA_NONE), best);
+    return PyLong_FromLong(g_isa);
+}
+
+PyObject* py_sizes(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != 2) { PyErr_SetString(PyExc_TypeError, "sizes(qtype, K)"); return nullptr; }
+    Format f;
+    if (!format_of((int)PyLong_AsLong(args[0]), &f)) { PyErr_SetString(PyExc_ValueError, "unsupported GGUF type"); return nullptr; }
+    Sizes s = sizes_of(f, PyLong_AsLongLong(args[1]));
+    return Py_BuildValue("(LLLLL)", (long long)s.codes, (long long)s.fs, (long long)s.fm, (long long)s.isc, (long long)s.imn);
+}
+
+// pack(qtype, K, tiles, codes, fs, fm, isc, imn, raw, rows, row_stride_bytes, threads): the GGUF rows
+// (raw: row-major blocks, rows of ``row_stride_bytes``) into zeroed packed arrays; rows past ``rows`` stay 0
+PyObject* py_pack(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != PACKED_ARGS + 4) { PyErr_SetString(PyExc_TypeError, "pack: wrong number of arguments"); return nullptr; }
+    Packed p;
+    if (!read_packed(args, &p)) return nullptr;
+    const uint8_t* raw = (const uint8_t*)PyLong_AsVoidPtr(args[8]);
+    int64_t rows = PyLong_AsLongLong(args[9]), stride = PyLong_AsLongLong(args[10]);
+    int threads = (int)PyLong_AsLong(args[11]);
+    if (PyErr_Occurred()) return nullptr;
+    const Format f = p.f;
+    const int64_t K = p.K;
+    Sizes s = sizes_of(f, K);
+    uint8_t* codes = (uint8_t*)p.codes;
+    uint16_t *fs = (uint16_t*)p.fs, *fm = (uint16_t*)p.fm;
+    uint8_t *isc = (uint8_t*)p.isc, *imn = (uint8_t*)p.imn;
+    const int qtype = (int)PyLong_AsLong(args[0]);
+    Py_BEGIN_ALLOW_THREADS
+#pragma omp parallel num_threads(threads)
+    {
+        Row row;
+        int64_t nb = K / BLOCK, groups = f.ksuper ? K / SUPER : nb;
+        row.c.resize((size_t)K);
+        row.fs.resize((size_t)groups);
+        row.fm.resize((size_t)groups);
+        row.isc.resize((size_t)nb * 2);
+        row.imn.resize((size_t)nb);
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < p.tiles; ++t) {
+            for (int r = 0; r < TILE; ++r) {
+                int64_t n_row = t * TILE + r;
+                if (n_row >= rows) break;
+                decode_row(qtype, f, raw + n_row * stride, K, row);
+                place_row(f, K, row, r, codes + t * s.codes, fs + t * s.fs, f.affine ? fm + t * s.fm : nullptr,
+                          f.ksuper ? isc + t * s.isc : nullptr, (f.ksuper && f.affine) ? imn + t * s.imn : nullptr);
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+// unpack(..packed.., first_row, rows, out): the weights of rows [first_row, first_row + rows) as fp32
+PyObject* py_unpack(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != PACKED_ARGS + 3) { PyErr_SetString(PyExc_TypeError, "unpack: wrong number of arguments"); return nullptr; }
+    Packed p;
+    if (!read_packed(args, &p)) return nullptr;
+    int64_t first = PyLong_AsLongLong(args[8]), rows = PyLong_AsLongLong(args[9]);
+    float* out = (float*)PyLong_AsVoidPtr(args[10]);
+    if (PyErr_Occurred()) return nullptr;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < rows; ++i) {
+        int64_t row = first + i;
+        for (int64_t k = 0; k < p.K; ++k) out[i * p.K + k] = tile_weight(p, row / TILE, (int)(row % TILE), k);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+// matmul(..packed.., x, M, tile_ids or 0, ntiles, out, ldo, threads): out[m, i*16 + r] = row r of the
+// i-th tile (listed, or the i-th) times x[m] (fp32, [M, K] contiguous)
+PyObject* py_matmul(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != PACKED_ARGS + 7) { PyErr_SetString(PyExc_TypeError, "matmul: wrong number of arguments"); return nullptr; }
+    Packed p;
+    if (!read_packed(args, &p)) return nullptr;
+    const float* x = (const float*)PyLong_AsVoidPtr(args[8]);
+    int64_t M = PyLong_AsLongLong(args[9]);
+    const int64_t* tile_ids = (const int64_t*)PyLong_AsVoidPtr(args[10]);
+    int64_t ntiles = PyLong_AsLongLong(args[11]);
+    float* out = (float*)PyLong_AsVoidPtr(args[12]);
+    int64_t ldo = PyLong_AsLongLong(args[13]);
+    int threads = (int)PyLong_AsLong(args[14]);
+    if (PyErr_Occurred()) return nullptr;
+    if (g_isa <= ISA_NONE) { PyErr_SetString(PyExc_RuntimeError, "this CPU has neither AVX2 nor AVX512-VNNI"); return nullptr; }
+    Py_BEGIN_ALLOW_THREADS
+    matmul(p, x, M, tile_ids, ntiles, out, ldo, std::max(1, threads));
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyObject* py_rms_norm(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != 6) { PyErr_SetString(PyExc_TypeError, "rms_norm(x, w, eps, rows, n, out)"); return nullptr; }
+    const float* x = (const float*)PyLong_AsVoidPtr(args[0]);
+    const float* w = (const float*)PyLong_AsVoidPtr(args[1]);
+    float eps = (float)PyFloat_AsDouble(args[2]);
+    int64_t rows = PyLong_AsLongLong(args[3]), width = PyLong_AsLongLong(args[4]);
+    float* out = (float*)PyLong_AsVoidPtr(args[5]);
+    if (PyErr_Occurred()) return nullptr;
+    rms_norm_rows(x, w, eps, rows, width, out);
+    Py_RETURN_NONE;
+}
+
+PyObject* py_attend_one(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != 11) { PyErr_SetString(PyExc_TypeError, "attend_one: wrong number of arguments"); return nullptr; }
+    const float* q = (const float*)PyLong_AsVoidPtr(args[0]);
+    const float* keys = (const float*)PyLong_AsVoidPtr(args[1]);
+    const float* values = (const float*)PyLong_AsVoidPtr(args[2]);
+    int64_t head_stride = PyLong_AsLongLong(args[3]), length = PyLong_AsLongLong(args[4]);
+    int64_t heads = PyLong_AsLongLong(args[5]), kv_heads = PyLong_AsLongLong(args[6]), dim = PyLong_AsLongLong(args[7]);
+    float scale = (float)PyFloat_AsDouble(args[8]);
+    float* out = (float*)PyLong_AsVoidPtr(args[9]);
+    int threads = (int)PyLong_AsLong(args[10]);
+    if (PyErr_Occurred()) return nullptr;
+    if (kv_heads <= 0 || heads % kv_heads || length <= 0) { PyErr_SetString(PyExc_ValueError, "attend_one: bad shape"); return nullptr; }
+    Py_BEGIN_ALLOW_THREADS
+    attend_one(q, keys, values, head_stride, length, heads, kv_heads, dim, scale, out, std::max(1, threads));
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyMethodDef methods[] = {
+    {"isa", (PyCFunction)py_isa, METH_NOARGS, "the kernels in use: 0 none, 1 AVX2, 2 AVX512-VNNI"},
+    {"set_isa", (PyCFunction)py_set_isa, METH_O, "use at most these kernels (tests); returns those in use"},
+    {"sizes", (PyCFunction)(void (*)(void))py_sizes, METH_FASTCALL, "per-tile sizes of the packed arrays"},
+    {"pack", (PyCFunction)(void (*)(void))py_pack, METH_FASTCALL, "GGUF rows into packed tiles"},
+    {"unpack", (PyCFunction)(void (*)(void))py_unpack, METH_FASTCALL, "packed rows back to fp32"},
+    {"matmul", (PyCFunction)(void (*)(void))py_matmul, METH_FASTCALL, "packed weights times fp32 activations"},
+    {"rms_norm", (PyCFunction)(void (*)(void))py_rms_norm, METH_FASTCALL, "RMSNorm of fp32 rows"},
+    {"attend_one", (PyCFunction)(void (*)(void))py_attend_one, METH_FASTCALL, "one token's grouped-query attention"},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "_qkernels", "Packed GGUF matrix products (qkernels.cpp).", -1, methods,
+                      nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__qkernels(void) {
+    g_isa = detect_isa();
+    return PyModule_Create(&module);
+}
