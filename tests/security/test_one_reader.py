@@ -79,8 +79,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # -- not a file
     ("gdg_lsp/server/sync.py", "register.did_open", ".open"): "the documents store's open of a client's text",
     # -- listings of workspace folders: links judged by the boundary, bounded; each file read through it
-    ("gdg_lsp/languages/jq/inputs.py", "_Walker._entries", "os.scandir"):
-        "the input-glob walker: links to folders followed only inside the boundary, capped",
+    ("gdg_lsp/folder_walk.py", "_Walker._entries", "os.scandir"):
+        "the glob walker (jq inputs, SQL sources): links to folders followed only inside the boundary, capped",
     ("gdg_lsp/languages/sql/ddl_files.py", "walk", "os.walk"):
         "the schema walk: links to folders not followed, capped at MAX_FILES_VISITED",
     ("gdg_lsp/languages/sql/sqlite.py", "_open", "sqlite3.connect"):

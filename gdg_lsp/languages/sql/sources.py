@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gdg_lsp import folder_walk
 from gdg_lsp.boundary import Boundary
-from gdg_lsp.languages.jq.inputs import glob_walk
 from gdg_lsp.languages.sql import dialects, migrations
 from gdg_lsp.languages.sql import postgres as sql_postgres
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
@@ -145,13 +145,15 @@ _WILDCARDS = re.compile(r"[*?\[]")
 
 def expand(pattern: str, roots: Sequence[Path], boundary: Boundary) -> list[Path]:
     """The files a ``ddl``/``sqlite`` path or glob names (relative ones under each workspace
-    folder), walked inside ``boundary`` by ``glob_walk``: a link to a folder is followed only
+    folder), walked inside ``boundary`` by ``folder_walk``: a link to a folder is followed only
     where it leads inside, each real folder is matched once per step of the pattern however many
     links lead to it, and the walk is capped (``glob.glob`` followed every link, so two links back
     to their own folder doubled the folders listed per level, and it listed folders outside)."""
     pattern = os.path.expanduser(pattern)
     bases = [Path(os.sep)] if os.path.isabs(pattern) else roots
-    found = dict.fromkeys(p for base in bases for p in glob_walk(Path(base), pattern, boundary).files)
+    label = f"{SETTING}: the glob {pattern!r}"
+    walks = [folder_walk.glob_walk(Path(base), pattern, boundary, label) for base in bases]
+    found = dict.fromkeys(p for walk in walks for p in walk.files)
     return [absolute(p) for p in found if os.path.isfile(p)]
 
 
