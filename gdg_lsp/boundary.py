@@ -16,7 +16,8 @@ a regular file (a FIFO would block the reader forever, a device never ends)
 and anything larger than the caller's limit, without reading it. ``read_text``
 is the same read decoded (undecodable bytes replaced); ``head`` reads the
 first bytes of a file of any size (a sample of a large JSON input, a SQLite
-file's header).
+file's header). ``read_noted`` / ``read_text_noted`` answer None for a missing or refused
+file, a refusal noted for the user (``note_unread``).
 
 This is the one reader of workspace files: ``tests/security/test_one_reader.py``
 fails on a file read anywhere else in ``gdg_lsp`` that its allow-list does not
@@ -164,6 +165,21 @@ class Boundary:
     def read_text(self, path: str | os.PathLike[str], limit: int) -> str:
         """``read`` decoded as UTF-8, undecodable bytes replaced (a source file, a schema)."""
         return self.read(path, limit).decode("utf-8", errors="replace")
+
+    def read_noted(self, path: str | os.PathLike[str], limit: int) -> bytes | None:
+        """``read``, or None: a missing file is simply absent, and one that is there but refused
+        is noted once (``note_unread``), for sources that go on without it (a Makefile include,
+        ``.git/packed-refs``)."""
+        try:
+            return self.read(path, limit)
+        except Refused as err:
+            note_unread(path, err)
+            return None
+
+    def read_text_noted(self, path: str | os.PathLike[str], limit: int) -> str | None:
+        """``read_noted`` decoded as UTF-8, undecodable bytes replaced."""
+        data = self.read_noted(path, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def head(self, path: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
         """The first ``limit`` bytes of the allowed regular file ``path`` and its size

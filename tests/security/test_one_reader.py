@@ -31,7 +31,7 @@ READING_FUNCTIONS = frozenset({("sqlite3", "connect"), ("os", "walk"), ("os", "s
                                ("linecache", "getlines")})
 LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
 """Path methods that list folders (a listing of a workspace folder is a read of it)."""
-BOUNDED_READS = frozenset({"read", "read_text", "head", "read_bounded", "read_head"})
+BOUNDED_READS = frozenset({"read", "read_text", "head", "read_bounded", "read_head", "read_noted", "read_text_noted"})
 """What the boundary's reader is called (for the lock rule: a bounded read is still file I/O)."""
 
 EXEMPT = {
@@ -141,7 +141,7 @@ def file_io(call: ast.Call) -> bool:
         return True
     func = call.func
     if isinstance(func, ast.Name):
-        return func.id in BOUNDED_READS - {"read", "head"} or func.id == "read_bytes"  # shell.files' helpers too
+        return func.id in BOUNDED_READS - {"read", "head"}
     if not isinstance(func, ast.Attribute):
         return False
     receiver = _dotted(func.value) or ""

@@ -2,7 +2,7 @@
 
 git is never run (a hook, an alias or a ``core.fsmonitor`` in ``.git/config``
 would run with it); the files are read directly, each through the boundary
-(``files.read_text``: regular files only, never blocking, links followed only
+(``Boundary.read_text_noted``: regular files only, never blocking, links followed only
 inside the workspace):
 
 - ``HEAD`` (a symbolic ref names the current branch), ``ORIG_HEAD`` and friends;
@@ -40,7 +40,6 @@ from pathlib import Path
 from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.shell import names
-from gdg_lsp.languages.shell.files import read_text
 
 MAX_REFS = 5000
 """Names kept per repository (refs, remotes, aliases, worktrees together)."""
@@ -108,7 +107,7 @@ def find_git_dir(start: Path, boundary: Boundary) -> Path | None:
         if dot.is_dir() and boundary.allows(dot):
             return dot
         if dot.is_file() and boundary.allows(dot):
-            text = read_text(dot, boundary, MAX_FILE)
+            text = boundary.read_text_noted(dot, MAX_FILE)
             if text and text.startswith("gitdir:"):
                 target = (current / text[len("gitdir:"):].strip()).resolve()
                 return target if target.is_dir() and boundary.allows(target) else None
@@ -121,7 +120,7 @@ def find_git_dir(start: Path, boundary: Boundary) -> Path | None:
 def common_dir(git_dir: Path, boundary: Boundary) -> Path:
     """Where the shared refs are (``commondir``), or ``git_dir`` itself when it has none or
     when it names a folder outside the workspace (shared refs outside are not read)."""
-    text = read_text(git_dir / "commondir", boundary, MAX_FILE)
+    text = boundary.read_text_noted(git_dir / "commondir", MAX_FILE)
     if not text or not text.strip():
         return git_dir
     common = (git_dir / text.strip()).resolve()
@@ -194,7 +193,7 @@ def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
     found = _Collector(state)
 
     current = None
-    head = read_text(git_dir / "HEAD", boundary, MAX_FILE)
+    head = boundary.read_text_noted(git_dir / "HEAD", MAX_FILE)
     if head and head.startswith("ref:"):
         target = head[4:].strip()
         if target.startswith("refs/heads/"):
@@ -209,7 +208,7 @@ def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
     for full, path in loose:
         _add_ref(found, f"refs/{full}", path, 0, current, str(refs_root))
     packed_path = common / "packed-refs"
-    packed = read_text(packed_path, boundary, MAX_PACKED_REFS)
+    packed = boundary.read_text_noted(packed_path, MAX_PACKED_REFS)
     if packed:
         # lines end at "\n" alone: a name holding another line break is one name, and refused
         for number, line in enumerate(packed.split("\n")):
@@ -219,7 +218,7 @@ def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
             if len(parts) == 2 and _OBJECT_ID.match(parts[0]):
                 _add_ref(found, parts[1], str(packed_path), number, current, str(packed_path))
     config_path = common / "config"
-    config = read_text(config_path, boundary, MAX_FILE)
+    config = boundary.read_text_noted(config_path, MAX_FILE)
     if config:
         for match in _REMOTE_SECTION.finditer(config):
             found.add(Ref(match.group(1), "remote", str(config_path), config.count("\n", 0, match.start())),
@@ -286,7 +285,7 @@ def _worktrees(folder: Path, boundary: Boundary, found: _Collector) -> None:
         return
     for name in entries:
         gitdir_file = folder / name / "gitdir"
-        gitdir = read_text(gitdir_file, boundary, MAX_FILE)
+        gitdir = boundary.read_text_noted(gitdir_file, MAX_FILE)
         if gitdir and gitdir.strip():
             found.add(Ref(str(Path(gitdir.strip()).parent), "worktree", str(gitdir_file)), str(gitdir_file))
 

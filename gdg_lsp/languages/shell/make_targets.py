@@ -6,7 +6,7 @@ neither a pattern (``%.o``), a special target (``.PHONY``, ``.DEFAULT``), nor
 made of variables (``$(OUT)``: its name is only known after expansion).
 ``include`` / ``-include`` / ``sinclude`` directives with literal file names
 are followed, relative to the including file, within the boundary, eight deep
-at most. Every file is read through the boundary (``files.read_text``: a FIFO
+at most. Every file is read through the boundary (``Boundary.read_noted``: a FIFO
 named by an ``include`` is refused, never waited on), and every target passes
 ``names.script`` before it is kept.
 """
@@ -22,7 +22,6 @@ import tree_sitter_make
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.base import ThreadParser
 from gdg_lsp.languages.shell import names
-from gdg_lsp.languages.shell.files import read_bytes
 
 LANGUAGE = tree_sitter.Language(tree_sitter_make.language())
 parse = ThreadParser(LANGUAGE)
@@ -62,7 +61,7 @@ def _read(path: Path, boundary: Boundary, targets: dict[str, Target], seen: set[
     if depth > MAX_DEPTH or resolved in seen or len(seen) >= MAX_FILES or not boundary.allows(path):
         return
     seen.add(resolved)
-    source = read_bytes(path, boundary, MAX_BYTES)
+    source = boundary.read_noted(path, MAX_BYTES)
     if source is None:
         return
     for node in _directives(parse(source).root_node):

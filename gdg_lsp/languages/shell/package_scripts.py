@@ -3,7 +3,7 @@
 All three are read as data (JSON, a line scan, YAML's safe loader); nothing in
 them is run. The nearest file walking up from the script's folder to the
 workspace folder is the one the runner would use. Each file is read through the
-boundary (``files.read_text``: a FIFO is refused, never waited on), each name
+boundary (``Boundary.read_text_noted``: a FIFO is refused, never waited on), each name
 passes ``names.script`` before it is kept, and at most ``MAX_SCRIPTS`` names are
 kept per file (the first one past the bound is noted); finding the names' lines
 is one pass over the file, whatever their number.
@@ -19,7 +19,6 @@ from pathlib import Path
 from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.shell import names
-from gdg_lsp.languages.shell.files import Lines, read_text
 
 MAX_BYTES = 1024 * 1024
 MAX_SCRIPTS = 5000
@@ -32,6 +31,23 @@ _JUST_KEYWORDS = frozenset({"set", "export", "import", "mod", "alias"})
 _JSON_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"([ \t\r\n]*:)?', re.DOTALL)
 """A JSON string, matched whole (so nothing inside one is read as a key); group 2: it is a key."""
 _YAML_KEY = re.compile(r"^[ \t]+([^\s:#][^:\n]*?)[ \t]*:", re.MULTILINE)
+
+
+class Lines:
+    """Line numbers of offsets in ``text`` asked in increasing order, counted in one pass
+    (``text.count`` from 0 for each of 40,000 names is quadratic in the file)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._offset = 0
+        self._line = 0
+
+    def at(self, offset: int) -> int:
+        if offset < self._offset:  # out of order: count again from the start
+            self._offset, self._line = 0, 0
+        self._line += self._text.count("\n", self._offset, offset)
+        self._offset = offset
+        return self._line
 
 
 @dataclass(frozen=True)
@@ -79,7 +95,7 @@ class _Kept:
 
 
 def npm_scripts(package_json: Path, boundary: Boundary) -> list[Script]:
-    text = read_text(package_json, boundary, MAX_BYTES)
+    text = boundary.read_text_noted(package_json, MAX_BYTES)
     if text is None:
         return []
     try:
@@ -125,7 +141,7 @@ def _json_key_lines(text: str, wanted: set[str]) -> dict[str, int]:
 
 
 def just_recipes(justfile: Path, boundary: Boundary) -> list[Script]:
-    text = read_text(justfile, boundary, MAX_BYTES)
+    text = boundary.read_text_noted(justfile, MAX_BYTES)
     if text is None:
         return []
     found: dict[str, int] = {}
@@ -143,7 +159,7 @@ def just_recipes(justfile: Path, boundary: Boundary) -> list[Script]:
 def taskfile_tasks(taskfile: Path, boundary: Boundary) -> list[Script]:
     import yaml  # only projects with a Taskfile pay for the import
 
-    text = read_text(taskfile, boundary, MAX_BYTES)
+    text = boundary.read_text_noted(taskfile, MAX_BYTES)
     if text is None:
         return []
     try:
