@@ -70,6 +70,20 @@ def test_a_jq_program_in_a_script_is_a_jq_hole_typed_by_the_input(ws: Path, byte
     assert not accepts(grammar, ".nmae'") and not accepts(grammar, ".meta'")
 
 
+def test_an_embedded_program_reads_an_input_linked_inside_the_workspace(ws: Path):
+    """The input a command names is judged by the workspace's boundary, as a jq file's is: a link
+    to a file in another folder of the workspace is read (judged by the file's own folder, it was
+    refused, and the fields were open)."""
+    (ws / "fixtures").mkdir()
+    (ws / "fixtures" / "orders.json").write_text('{"orders": [{"courier": "x", "total": 2}]}')
+    (ws / "scripts").mkdir()
+    os.symlink(ws / "fixtures" / "orders.json", ws / "scripts" / "orders.json")
+    text = "jq -r '.orders[] | .co' orders.json\n"
+    hole = ShellAnalyzer().hole_at(snapshot(ws, text, "scripts/run.sh"), text.index(".co") + 3, workspace(ws))
+    assert isinstance(hole, Hole) and hole.language == "jq"
+    assert {".orders[].courier", ".orders[].total"} <= set(hole.gamma.names("Field"))
+
+
 def test_diagnostics_name_the_closest_existing_name(ws: Path):
     text = ("git checkout featur/login\ngit chekout main\nmake biuld lint\nnpm run tset\ngit push orign main\n"
             "fake build --relase\njq '.items[] | .nmae' data.json\ngit checkout -b new-branch\n"

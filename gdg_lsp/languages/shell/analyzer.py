@@ -154,7 +154,8 @@ class ShellAnalyzer(Analyzer):
         path = uri_to_path(snapshot.uri)
         named = found.files[0] if found.files else None
         files = jq_inputs.input_files(path, snapshot.text, workspace.roots, workspace.settings, named)
-        return Program(snapshot.text, found.start, end, SAMPLES.read(files), embedded=True, variables=found.variables)
+        samples = SAMPLES.read(files, Boundary.of(workspace.roots))  # judged as a jq file's input is
+        return Program(snapshot.text, found.start, end, samples, embedded=True, variables=found.variables)
 
     def hole_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Hole | NoHole:
         text = snapshot.text
