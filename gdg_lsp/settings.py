@@ -40,8 +40,8 @@ def _one_of(choices: tuple[str, ...]):
 
 USER_ONLY = "gdg.user_only"
 """Field metadata of a setting only the user chooses, never a workspace or a client the user does
-not run: a program to run, a model, file or folder to load or read beyond the workspace, or where
-code and a secret go. VS Code has them in ``machine`` scope (tests/editors/test_vscode_manifest.py),
+not run: a program to run, a model, file or folder to load or read beyond the workspace, where
+code and a secret go, or a bound on what workspace data may cost (``gdg.limits``). VS Code has them in ``machine`` scope (tests/editors/test_vscode_manifest.py),
 the Neovim plugin takes them from ``setup{}`` only, and a TCP client's are ignored
 (``keep_user_only``: they come from the server's own ``--tcp-settings`` file)."""
 
@@ -182,6 +182,45 @@ class StatsSettings:
 
 
 @attrs.define(frozen=True)
+class LimitsSettings:
+    """Bounds on what workspace data (and an engine's answer) may cost the server, each the default
+    of the module that applies it (issue 27 item 7). A bound that is hit is said once (a diagnostic,
+    a problem or a noted name, naming the setting); what it cut is left out, never waited for.
+    User-only settings: raising a bound is the user's choice, and a workspace that could raise one
+    could make the server walk, read or hold whatever it plants."""
+
+    glob_folders: int = _user_only(default=2_000, validator=_in_range(1, 1_000_000))
+    """Folders one glob of ``gdg.jq.inputs`` or ``gdg.sql.sources`` may look into (per workspace
+    folder): ``folder_walk.MAX_FOLDERS``."""
+    glob_matches: int = _user_only(default=1_000, validator=_in_range(1, 1_000_000))
+    """Files one such glob may match: ``folder_walk.MAX_MATCHES``."""
+    refs: int = _user_only(default=5_000, validator=_in_range(1, 10_000_000))
+    """Names read from one repository's ``.git`` (refs, remotes, aliases, worktrees):
+    ``shell/git_state.MAX_REFS``."""
+    ref_folders: int = _user_only(default=512, validator=_in_range(1, 1_000_000))
+    """Folders under ``.git/refs/`` walked: ``shell/git_state.MAX_REF_FOLDERS``."""
+    packed_refs_bytes: int = _user_only(default=32 << 20, validator=_in_range(1 << 10, 1 << 30))
+    """The largest ``.git/packed-refs`` read: ``shell/git_state.MAX_PACKED_REFS``."""
+    scripts: int = _user_only(default=5_000, validator=_in_range(1, 10_000_000))
+    """Names kept from one package.json, justfile or Taskfile: ``shell/package_scripts.MAX_SCRIPTS``."""
+    include_bytes: int = _user_only(default=1 << 20, validator=_in_range(1 << 10, 1 << 30))
+    """The largest file a P4 ``#include`` reads: ``p4/workspace.MAX_INCLUDE_BYTES``."""
+    source_bytes: int = _user_only(default=2 << 20, validator=_in_range(1 << 10, 1 << 30))
+    """The largest Python source read for a star import, a member surface or a definition:
+    ``python/imports.MAX_SOURCE_BYTES``."""
+    remote_response_bytes: int = _user_only(default=4 << 20, validator=_in_range(64 << 10, 1 << 30))
+    """The most one answer of a remote engine may hold: ``backends/remote.MAX_RESPONSE_BYTES``."""
+    analysed_chars: int = _user_only(default=2_000_000, validator=_in_range(1_000, 256_000_000))
+    """Longer documents are kept in step but neither parsed nor analysed: ``documents.MAX_ANALYSED_CHARS``."""
+
+
+def limits_of(settings: Any) -> LimitsSettings:
+    """``settings.limits``, or the defaults where there are no settings (a headless run, a test)."""
+    limits = getattr(settings, "limits", None)
+    return limits if isinstance(limits, LimitsSettings) else LimitsSettings()
+
+
+@attrs.define(frozen=True)
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
@@ -269,6 +308,7 @@ class Settings:
     jq: JqSettings = attrs.field(factory=JqSettings)
     fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
     stats: StatsSettings = attrs.field(factory=StatsSettings)
+    limits: LimitsSettings = attrs.field(factory=LimitsSettings)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

@@ -52,6 +52,16 @@ export const SERVER_KEYS = [
   "remote.timeoutMs",
   "remote.retries",
   "remote.fallback",
+  "limits.globFolders",
+  "limits.globMatches",
+  "limits.refs",
+  "limits.refFolders",
+  "limits.packedRefsBytes",
+  "limits.scripts",
+  "limits.includeBytes",
+  "limits.sourceBytes",
+  "limits.remoteResponseBytes",
+  "limits.analysedChars",
 ] as const;
 
 /** The keys only the extension reads (gdg.editor.*: which asks go to the server, gate.ts). */

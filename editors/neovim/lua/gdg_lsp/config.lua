@@ -206,7 +206,8 @@ function M.log_path()
 end
 
 -- The server settings only the user chooses: a program to run, a model or a folder
--- to load beyond the workspace, where code and a secret go (the server's
+-- to load beyond the workspace, where code and a secret go, the bounds on what workspace
+-- data may cost (the server's
 -- gdg_lsp/settings.py marks them USER_ONLY; tests/editors/test_neovim.py compares
 -- the lists). They come from the user's own setup{} only: a setup{} written in a
 -- project's exrc file cannot set them, and whatever is merged into the client's
@@ -217,6 +218,9 @@ M.user_only = {
   "model", "backend", "remote.url", "remote.apiKeyEnv", "sql.connections", "sql.sources",
   "python.interpreter", "p4.includePaths", "shell.tools",
   "fragments.paths", "fragments.trustedFolders", "fragments.claims", "stats.enabled",
+  "limits.globFolders", "limits.globMatches", "limits.refs", "limits.refFolders", "limits.packedRefsBytes",
+  "limits.scripts", "limits.includeBytes", "limits.sourceBytes", "limits.remoteResponseBytes",
+  "limits.analysedChars",
 }
 
 -- The plugin's own options that choose the program it starts.
