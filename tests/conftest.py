@@ -8,6 +8,8 @@
 - ``tiny_vocab`` / ``random_backend``: a small vocabulary and a random-weight
   model over it; the guarantee must hold for any weights, so this is how it is tested.
 - ``smol_vocab``: the default model's real tokenizer (for healing and gate tests).
+- ``qwen_vocab`` / ``qwen_engine``: a Qwen2.5-Coder-shaped tokenizer (151,936 ids) and each
+  grammar engine over it, for the guarantee tests with a random-weight Qwen2 model.
 - ``real_backend``: the default model itself (slow tests).
 """
 
@@ -140,6 +142,20 @@ def tiny_engine(engine_name, tiny_vocab):
 @pytest.fixture(scope="session")
 def smol_engine(engine_name, smol_vocab):
     return engine_for(engine_name, smol_vocab)
+
+
+@pytest.fixture(scope="session")
+def qwen_vocab():
+    """A tokenizer shaped as Qwen2.5-Coder's: 151,936 ids, its special tokens at their ids
+    (``tests/fim_tokenizers.py``), for the guarantee with a 3x larger vocabulary."""
+    from tests.fim_tokenizers import qwen_shaped_vocab
+
+    return qwen_shaped_vocab()
+
+
+@pytest.fixture(scope="session")
+def qwen_engine(engine_name, qwen_vocab):
+    return engine_for(engine_name, qwen_vocab)
 
 
 TINY_TOKENS = sorted(

@@ -34,10 +34,24 @@ CALL_FRAGMENT = fragments.Fragment("t", "call", "Stmt", ("gamma",), CALL,
 @given(names=st.lists(HOSTILE, min_size=1, max_size=6, unique=True), seed=st.integers(0, 10_000))
 def test_hostile_names_never_leak_outside_their_slot(names, seed, tiny_vocab, tiny_engine):
     """With names full of grammar metacharacters, the output is exactly name(name), with either engine."""
-    backend = random_backend(tiny_vocab, seed=seed, hidden=32, layers=1)
+    _hostile_names_stay_in_their_slot(names, seed, random_backend(tiny_vocab, seed=seed, hidden=32, layers=1),
+                                      tiny_engine)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                HealthCheck.too_slow])
+@given(names=st.lists(HOSTILE, min_size=1, max_size=6, unique=True), seed=st.integers(0, 10_000))
+def test_hostile_names_stay_in_their_slot_with_a_qwen2_model(names, seed, qwen_vocab, qwen_engine):
+    """The same with a random-weight Qwen2 model over a Qwen2.5-Coder-shaped vocabulary (151,936 ids,
+    multi-byte BPE tokens that cross a name's end, special tokens): either engine."""
+    backend = random_backend(qwen_vocab, seed=seed, hidden=32, layers=1, architecture="qwen2")
+    _hostile_names_stay_in_their_slot(names, seed, backend, qwen_engine)
+
+
+def _hostile_names_stay_in_their_slot(names, seed, backend, engine) -> None:
     gamma = Gamma([Binding(n, "Variable") for n in names])
-    compiled = tiny_engine.get(fragments.instantiate(CALL_FRAGMENT, "gamma", gamma))
-    result = Decoder(backend).decode(DecodeSpec(tiny_vocab.encode("x").ids, grammar=compiled, max_tokens=80,
+    compiled = engine.get(fragments.instantiate(CALL_FRAGMENT, "gamma", gamma))
+    result = Decoder(backend).decode(DecodeSpec(backend.vocab.encode("x").ids, grammar=compiled, max_tokens=80,
                                                 stop_at_newline=False, temperature=1.0, seed=seed))
     produced = result.region_text
     if produced.endswith("\n") and result.natural:
@@ -98,14 +112,28 @@ def assert_no_ghosts(header: str, suggestion: str, gamma: set[str]) -> None:
 def test_python_suggestions_reference_only_gamma(names, seed, max_lines, tiny_vocab, tiny_engine):
     """The whole Python pipeline (analyzer → π → decoder → executor) with a random model:
     every name a suggestion loads is in Γ (checked with Python's own ast), with either engine."""
-    backend = random_backend(tiny_vocab, seed=seed, hidden=16, layers=1)
+    _python_suggestions_name_only_gamma(names, seed, max_lines, random_backend(tiny_vocab, seed=seed, hidden=16,
+                                                                               layers=1), tiny_engine)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                HealthCheck.too_slow])
+@given(names=st.lists(IDENT, min_size=1, max_size=8, unique=True), seed=st.integers(0, 10_000), max_lines=st.integers(1, 3))
+def test_python_suggestions_reference_only_gamma_with_a_qwen2_model(names, seed, max_lines, qwen_vocab, qwen_engine):
+    """The same pipeline with a random-weight Qwen2 model over a Qwen2.5-Coder-shaped vocabulary."""
+    backend = random_backend(qwen_vocab, seed=seed, hidden=16, layers=1, architecture="qwen2")
+    _python_suggestions_name_only_gamma(names, seed, max_lines, backend, qwen_engine)
+
+
+def _python_suggestions_name_only_gamma(names, seed, max_lines, backend, engine) -> None:
+    vocab = backend.vocab
     params = ", ".join(names)
     code = f"def f({params}):\n    "
     snapshot = Snapshot("file:///g.py", "python", 1, code, parse(code.encode()))
     analyzer = PythonAnalyzer()
     hole = analyzer.hole_at(snapshot, len(code), WorkspaceContext())
-    executor = Executor(analyzer, Decoder(backend), tiny_engine)
-    prompt = Prompt(tiny_vocab.encode(code).ids)
+    executor = Executor(analyzer, Decoder(backend), engine)
+    prompt = Prompt(vocab.encode(code).ids)
     execution = executor.run(hole, prompt, "scope", max_tokens=150, max_lines=max_lines, temperature=1.0, seed=seed)
     for trace in execution.statements:
         assert trace.rung in ("gamma", None)
