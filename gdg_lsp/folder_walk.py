@@ -7,7 +7,8 @@ folder, so a folder holding two links back to itself doubled the folders listed 
 refuses absolute patterns with an exception. The walk lists each real folder at most once per
 step of the pattern, follows a link to a folder only where it leads inside the boundary, never
 lists a folder outside it, and stops at ``max_folders`` folders or ``max_matches`` files
-(the caller's bounds): the walk then carries one problem for the user to read. A walk is kept until one of the folders it looked into changes (their
+(the caller's bounds: ``gdg.limits.globFolders`` and ``globMatches``): the walk then carries one
+problem for the user to read. A walk is kept until one of the folders it looked into changes (their
 modification times are checked at each use).
 """
 
@@ -100,7 +101,8 @@ class _Walker:
             return True
         if len(self.stamps) >= self.max_folders:
             self.problem = (f"{self.label} looks into more than {self.max_folders:,} folders; the files found "
-                            f"in the first {self.max_folders:,} are used (narrow the glob)")
+                            f"in the first {self.max_folders:,} are used (narrow the glob, or raise "
+                            f"gdg.limits.globFolders in your user settings)")
             return False
         stamp = _stamp(folder)
         if stamp is None:
@@ -191,7 +193,8 @@ class _Walker:
     def _found(self, path: str) -> None:
         if len(self.files) >= self.max_matches:
             self.problem = (f"{self.label} matches more than {self.max_matches:,} files; the first "
-                            f"{self.max_matches:,} found are used (narrow the glob)")
+                            f"{self.max_matches:,} found are used (narrow the glob, or raise "
+                            f"gdg.limits.globMatches in your user settings)")
             return
         self.files.append(Path(path))
 

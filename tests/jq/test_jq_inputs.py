@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.jq import inputs
-from gdg_lsp.settings import JqInput, JqSettings, Settings
+from gdg_lsp.settings import JqInput, JqSettings, LimitsSettings, Settings
 
 
 def _files(root: Path, pattern: str, *more: Path) -> list[str]:
@@ -81,15 +81,15 @@ def test_a_walk_is_redone_only_when_a_folder_it_looked_into_changes(tmp_path: Pa
     assert _files(tmp_path, "data/*/*.json") == ["data/a/x.json", "data/a/z.json", "data/b/y.json"]
 
 
-def test_the_caps_stop_the_walk_and_name_it(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(inputs, "MAX_GLOB_MATCHES", 5)
+def test_the_caps_stop_the_walk_and_name_them(tmp_path: Path):
     _tree(tmp_path, *(f"m{n:02d}.json" for n in range(9)))
-    walk = inputs.glob_walk(tmp_path, "*.json", Boundary.of([tmp_path]))
-    assert len(walk.files) == 5 and "more than 5 files" in walk.problem
-    monkeypatch.setattr(inputs, "MAX_GLOB_FOLDERS", 3)
+    few = Settings(limits=LimitsSettings(glob_matches=5, glob_folders=3))
+    walk = inputs.glob_walk(tmp_path, "*.json", Boundary.of([tmp_path]), few)
+    assert len(walk.files) == 5 and "more than 5 files" in walk.problem and "gdg.limits.globMatches" in walk.problem
+    assert len(inputs.glob_walk(tmp_path, "*.json", Boundary.of([tmp_path])).files) == 9  # the default bound
     _tree(tmp_path, *(f"d{n}/x.json" for n in range(6)))
-    walk = inputs.glob_walk(tmp_path, "d*/x.json", Boundary.of([tmp_path]))
-    assert len(walk.files) < 6 and "more than 3 folders" in walk.problem
+    walk = inputs.glob_walk(tmp_path, "d*/x.json", Boundary.of([tmp_path]), few)
+    assert len(walk.files) < 6 and "more than 3 folders" in walk.problem and "gdg.limits.globFolders" in walk.problem
 
 
 def test_folders_nested_deeper_than_python_recurses_are_walked(tmp_path: Path):

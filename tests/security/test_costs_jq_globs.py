@@ -18,7 +18,6 @@ from pathlib import Path
 
 from gdg_lsp.bench.costs_workspace import link_farm
 from gdg_lsp.bench.inprocess import InProcessServer
-from gdg_lsp.languages.jq import inputs as jq_inputs
 
 NO_MODEL = {"model": "/nonexistent/x.gguf", "diagnostics": False}
 
@@ -80,21 +79,25 @@ async def test_a_link_farm_glob_lists_each_folder_once_and_is_walked_once_per_ch
 
 
 async def test_a_glob_over_too_many_folders_stops_at_the_cap_and_says_so_once(tmp_path, monkeypatch):
+    """The bound is the user's gdg.limits.globFolders (a small one here; the default is
+    folder_walk.MAX_FOLDERS): the walk lists no more folders, and the user hears of it once."""
+    bound = 40
     root = tmp_path / "ws"
-    for n in range(jq_inputs.MAX_GLOB_FOLDERS + 50):
+    for n in range(bound + 50):
         (root / "data" / f"d{n:05d}").mkdir(parents=True)
     (root / "data" / "d00000" / "rows.json").write_text(json.dumps({"first": 1}))
     document = _filter(root)
     listings = Listings(monkeypatch)
-    options = {**NO_MODEL, "jq": {"inputs": [{"filter": "*.jq", "input": "data/**/*.json"}]}}
+    options = {**NO_MODEL, "jq": {"inputs": [{"filter": "*.jq", "input": "data/**/*.json"}]},
+               "limits": {"globFolders": bound}}
     async with InProcessServer(initialization_options=options, root_uri=root.as_uri()) as server:
         server.open(document.as_uri(), ".", "jq")
         for _ in range(3):
             assert ".first" in await _completion_labels(server, document)
-        assert len(listings.take()) <= jq_inputs.MAX_GLOB_FOLDERS
+        assert len(listings.take()) <= bound
         await server.settle(0.05)
         said = [m for m in server.shown() if "gdg.jq.inputs" in m]
-    assert len(said) == 1 and f"more than {jq_inputs.MAX_GLOB_FOLDERS:,} folders" in said[0], said
+    assert len(said) == 1 and f"more than {bound:,} folders" in said[0] and "gdg.limits.globFolders" in said[0], said
 
 
 async def test_an_absolute_glob_is_read_inside_the_workspace_and_one_problem_outside(tmp_path, caplog):

@@ -185,6 +185,19 @@ def test_a_glob_that_matches_nothing_falls_back_with_a_warning(monorepo):
     assert "gdg.sql.sources[0]" in note.message and "nowhere/*.sql" in note.message and "matches no file" in note.message
 
 
+def test_a_glob_cut_by_its_bound_uses_what_it_found_and_says_so_once(monorepo):
+    for n in range(6):
+        (monorepo / "billing" / "parts").mkdir(exist_ok=True)
+        (monorepo / "billing" / "parts" / f"p{n}.sql").write_text(f"CREATE TABLE part{n} (id INT);\n")
+    ws = _workspace(monorepo, {"sql": {"sources": [{"files": "billing/*.sql", "ddl": ["billing/parts/*.sql"]}]},
+                               "limits": {"globMatches": 4}})
+    path = monorepo / "billing" / "q.sql"
+    assert _tables(ws, path) == {"part0", "part1", "part2", "part3"}
+    [note] = _findings(ws, path, "SELECT 1;")
+    assert "gdg.sql.sources[0]" in note.message and "more than 4 files" in note.message
+    assert "gdg.limits.globMatches" in note.message
+
+
 def test_two_entries_claiming_a_file_fall_back_with_a_warning(monorepo):
     ws = _workspace(monorepo, {"sql": {"sources": [
         {"files": "billing/**", "ddl": ["auth/schema.sql"]}, {"files": "*.sql", "sqlite": "shop/shop.sqlite"}]}})

@@ -12,8 +12,8 @@ it, or reached through a symlink that leaves it, is not read.
 
 An input glob is walked by ``gdg_lsp.folder_walk`` (links to folders followed only inside
 the boundary, each real folder listed once per step of the pattern), which stops at
-``MAX_GLOB_FOLDERS`` folders or ``MAX_GLOB_MATCHES`` files (one problem for the user,
-``problems``); a walk is kept until one of the folders it looked into changes.
+``gdg.limits.globFolders`` folders or ``gdg.limits.globMatches`` files (one problem for the
+user, ``problems``); a walk is kept until one of the folders it looked into changes.
 """
 
 from __future__ import annotations
@@ -27,13 +27,10 @@ from typing import Any
 
 from gdg_lsp import folder_walk
 from gdg_lsp.boundary import Boundary
+from gdg_lsp.settings import limits_of
 
 INPUT_COMMENT = re.compile(r"#\s*gdg:\s*input\s*=\s*(\S+)")
 MAX_INPUT_FILES = 8
-MAX_GLOB_FOLDERS = folder_walk.MAX_FOLDERS
-"""Folders one input glob may list (per workspace folder); past it the walk stops."""
-MAX_GLOB_MATCHES = folder_walk.MAX_MATCHES
-"""Files one input glob may match before the walk stops (the first ``MAX_INPUT_FILES`` are read)."""
 
 
 def from_comment(text: str) -> str | None:
@@ -67,7 +64,7 @@ def problems(roots: Sequence[Path], settings: Any) -> list[str]:
     for entry in _entries(settings):
         for root in roots:
             problem = folder_walk.known_problem(Path(root), entry.input, boundary, _label(entry.input),
-                                                max_folders=MAX_GLOB_FOLDERS, max_matches=MAX_GLOB_MATCHES)
+                                                **_bounds(settings))
             if problem is not None:
                 found.append(problem)
     return sorted(set(found))
@@ -77,10 +74,15 @@ def _label(pattern: str) -> str:
     return f"gdg.jq.inputs: the input glob {pattern!r}"
 
 
-def glob_walk(root: Path, pattern: str, boundary: Boundary) -> folder_walk.Walk:
-    """The JSON files an input glob names (``folder_walk.glob_walk`` with this module's bounds)."""
-    return folder_walk.glob_walk(root, pattern, boundary, _label(pattern), max_folders=MAX_GLOB_FOLDERS,
-                                 max_matches=MAX_GLOB_MATCHES)
+def _bounds(settings: Any) -> dict[str, int]:
+    """The walk's bounds: ``gdg.limits.globFolders`` / ``globMatches`` (the user's settings)."""
+    limits = limits_of(settings)
+    return {"max_folders": limits.glob_folders, "max_matches": limits.glob_matches}
+
+
+def glob_walk(root: Path, pattern: str, boundary: Boundary, settings: Any = None) -> folder_walk.Walk:
+    """The JSON files an input glob names (``folder_walk.glob_walk`` within the settings' bounds)."""
+    return folder_walk.glob_walk(root, pattern, boundary, _label(pattern), **_bounds(settings))
 
 
 def input_files(document: Path | None, text: str, roots: Sequence[Path], settings: Any = None,
@@ -98,7 +100,7 @@ def input_files(document: Path | None, text: str, roots: Sequence[Path], setting
         for entry in _entries(settings):
             for root in roots:
                 if _filter_matches(document, Path(root), entry):
-                    found = _inside(glob_walk(Path(root), entry.input, boundary).files, boundary)
+                    found = _inside(glob_walk(Path(root), entry.input, boundary, settings).files, boundary)
                     if found:
                         return found
         same_stem = document.with_suffix(".json")

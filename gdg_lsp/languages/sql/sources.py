@@ -44,6 +44,7 @@ from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.catalog import SchemaCatalog, absolute
 from gdg_lsp.languages.sql.lexer import tokenize
 from gdg_lsp.languages.sql.schema import Table
+from gdg_lsp.settings import limits_of
 
 RULES = ("setting", "comment", "folder", "workspace")
 SETTING = "gdg.sql.sources"
@@ -143,18 +144,27 @@ def matches(pattern: str, path: Path, roots: Sequence[Path]) -> bool:
 _WILDCARDS = re.compile(r"[*?\[]")
 
 
-def expand(pattern: str, roots: Sequence[Path], boundary: Boundary) -> list[Path]:
+def expand(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any = None) -> list[Path]:
     """The files a ``ddl``/``sqlite`` path or glob names (relative ones under each workspace
     folder), walked inside ``boundary`` by ``folder_walk``: a link to a folder is followed only
     where it leads inside, each real folder is matched once per step of the pattern however many
     links lead to it, and the walk is capped (``glob.glob`` followed every link, so two links back
-    to their own folder doubled the folders listed per level, and it listed folders outside)."""
+    to their own folder doubled the folders listed per level, and it listed folders outside).
+    The walk stops at ``gdg.limits.globFolders`` / ``globMatches`` (``walk_problems`` says so)."""
+    return _expanded(pattern, roots, boundary, settings)[0]
+
+
+def _expanded(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any) -> tuple[list[Path], list[str]]:
+    """``expand``'s files, and why a walk stopped before its end (its bound)."""
     pattern = os.path.expanduser(pattern)
     bases = [Path(os.sep)] if os.path.isabs(pattern) else roots
-    label = f"{SETTING}: the glob {pattern!r}"
-    walks = [folder_walk.glob_walk(Path(base), pattern, boundary, label) for base in bases]
+    limits = limits_of(settings)
+    walks = [folder_walk.glob_walk(Path(base), pattern, boundary, f"the glob {pattern!r}",
+                                   max_folders=limits.glob_folders, max_matches=limits.glob_matches)
+             for base in bases]
     found = dict.fromkeys(p for walk in walks for p in walk.files)
-    return [absolute(p) for p in found if os.path.isfile(p)]
+    cut = [walk.problem for walk in walks if walk.problem is not None and walk.stamps]
+    return [absolute(p) for p in found if os.path.isfile(p)], list(dict.fromkeys(cut))
 
 
 def start_outside(pattern: str, roots: Sequence[Path], boundary: Boundary) -> str | None:
@@ -205,6 +215,7 @@ class _Candidates:
     def __init__(self, catalog: SchemaCatalog, settings: Any, path: Path | None, text: str) -> None:
         self.catalog = catalog
         self.roots = [absolute(r) for r in catalog.roots]
+        self.settings = settings
         self.sql = getattr(settings, "sql", None)
         self.path = absolute(path) if path is not None else None
         self.text = text
@@ -253,7 +264,8 @@ class _Candidates:
     def _expand(self, pattern: str, where: str, none_found: str, line: int) -> list[Path]:
         """``expand``'s files; when there are none, one note: the folder the pattern starts from
         lies outside the boundary (it was never walked), or ``none_found``."""
-        files = expand(pattern, self.roots, self.catalog.boundary)
+        files, cut = _expanded(pattern, self.roots, self.catalog.boundary, self.settings)
+        self.notes += [Note(f"{where}: {why}", "warning", line) for why in cut]  # a bound was hit
         if not files:
             why = start_outside(pattern, self.roots, self.catalog.boundary) or none_found
             self.notes.append(Note(f"{where}: {why}", "warning", line))
