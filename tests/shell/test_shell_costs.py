@@ -14,16 +14,18 @@ import os
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
-from gdg_lsp.languages.base import Hole
+from gdg_lsp.languages.base import Hole, WorkspaceContext
 from gdg_lsp.languages.shell import analyzer as shell_analyzer
 from gdg_lsp.languages.shell import git_state, package_scripts
 from gdg_lsp.languages.shell.analyzer import ShellAnalyzer
 from gdg_lsp.languages.shell.gamma import Sources
 from gdg_lsp.languages.shell.tool_help import ToolHelp
+from gdg_lsp.settings import LimitsSettings
 from tests.shell.shell_workspace import SHA, snapshot, workspace, write
 
 
@@ -44,8 +46,14 @@ def _repo(root: Path, loose: int, folders: int, packed: int) -> Path:
     return root
 
 
-def _branches(root: Path, typed: str = "git checkout ") -> set[str]:
-    hole = ShellAnalyzer().hole_at(snapshot(root, typed), len(typed), workspace(root, []))
+def _limited(root: Path, **limits: int) -> WorkspaceContext:
+    """The workspace with these ``gdg.limits`` (the user's settings)."""
+    context = workspace(root, [])
+    return WorkspaceContext(context.roots, attrs.evolve(context.settings, limits=LimitsSettings(**limits)))
+
+
+def _branches(root: Path, typed: str = "git checkout ", **limits: int) -> set[str]:
+    hole = ShellAnalyzer().hole_at(snapshot(root, typed), len(typed), _limited(root, **limits))
     assert isinstance(hole, Hole), hole
     return {b.attrs["word"] for b in hole.gamma.bindings(["Branch", "Tag"])}
 
@@ -104,33 +112,41 @@ def test_past_the_folders_checked_every_time_a_nested_ref_is_seen_within_the_rec
     assert "top-level" in _branches(root)
 
 
-def test_more_refs_than_the_bound_keep_the_first_and_say_so_once(tmp_path, sources, monkeypatch):
-    monkeypatch.setattr(git_state, "MAX_REFS", 50)
+def test_more_refs_than_the_bound_keep_the_first_and_say_so_once(tmp_path, sources):
     root = _repo(tmp_path / "ws", loose=30, folders=3, packed=200)
-    found = _branches(root)
+    found = _branches(root, refs=50)
     assert len(found) <= 50 and "main" in found
-    _branches(root, "git checkout t")
+    _branches(root, "git checkout t", refs=50)
     source = str(root / ".git" / "packed-refs")
     noted = [r for r in words.REJECTIONS.all() if r.source == source]
-    assert len(noted) == 1 and "MAX_REFS" in noted[0].why
+    assert len(noted) == 1 and "gdg.limits.refs" in noted[0].why
+    assert len(_branches(root)) > 200  # the default bound keeps them all
 
 
-def test_a_folder_bound_stops_the_walk_and_says_so(tmp_path, sources, monkeypatch):
-    monkeypatch.setattr(git_state, "MAX_REF_FOLDERS", 10)
+def test_a_folder_bound_stops_the_walk_and_says_so(tmp_path, sources):
     root = _repo(tmp_path / "ws", loose=40, folders=40, packed=0)
-    state = git_state.read_state(root / ".git", Boundary.of([root]))
+    state = git_state.read_state(root / ".git", Boundary.of([root]), LimitsSettings(ref_folders=10))
     assert len(state.folders) <= 10
-    assert [r for r in words.REJECTIONS.all() if r.source == str(root / ".git" / "refs") and "MAX_REF_FOLDERS" in r.why]
+    assert [r for r in words.REJECTIONS.all()
+            if r.source == str(root / ".git" / "refs") and "gdg.limits.refFolders" in r.why]
+    assert "team-39/b39" in _branches(root)  # the default walks them all
+
+
+def test_a_packed_refs_file_over_its_bound_is_not_read_and_says_so(tmp_path, sources):
+    root = _repo(tmp_path / "ws", loose=0, folders=0, packed=200)
+    assert {"v0", "v199"} <= _branches(root)
+    assert not _branches(root, packed_refs_bytes=1024) & {"v0", "v199"}
+    packed = str(root / ".git" / "packed-refs")
+    assert [r for r in words.REJECTIONS.all() if r.source == packed and "over the limit" in r.why]
 
 
 def test_the_lines_of_40000_scripts_are_found_in_one_pass(tmp_path, monkeypatch):
     """With the bound lifted, every script's line is found, in a time a quadratic lookup
     (about 40 s here) never makes."""
-    monkeypatch.setattr(package_scripts, "MAX_SCRIPTS", 100_000)
     scripts = {f"s{n}": "t" for n in range(40_000)}
     write(tmp_path / "package.json", json.dumps({"name": "x", "config": {"s5": 1}, "scripts": scripts}, indent=1))
     began = time.perf_counter()
-    found = package_scripts.npm_scripts(tmp_path / "package.json", Boundary.of([tmp_path]))
+    found = package_scripts.npm_scripts(tmp_path / "package.json", Boundary.of([tmp_path]), 100_000)
     assert time.perf_counter() - began < 10.0
     assert len(found) == 40_000
     # `"config": {` spans lines 2-4, `"scripts": {` is line 5: s0 is on line 6
@@ -144,7 +160,10 @@ def test_more_scripts_than_the_bound_keep_the_first_and_the_first_completion_is_
     hole = ShellAnalyzer().hole_at(snapshot(root, "npm run "), len("npm run "), workspace(root, []))
     assert time.perf_counter() - began < 20.0  # the issue measured 29 s; the bench prints the figure
     assert isinstance(hole, Hole) and len(hole.gamma.bindings("NpmScript")) == package_scripts.MAX_SCRIPTS
-    assert [r for r in words.REJECTIONS.all() if r.source == str(root / "package.json") and "MAX_SCRIPTS" in r.why]
+    assert [r for r in words.REJECTIONS.all()
+            if r.source == str(root / "package.json") and "gdg.limits.scripts" in r.why]
+    few = ShellAnalyzer().hole_at(snapshot(root, "npm run "), len("npm run "), _limited(root, scripts=30))
+    assert isinstance(few, Hole) and len(few.gamma.bindings("NpmScript")) == 30  # the user's bound
 
 
 def test_the_shell_cost_cases_run_and_meet_their_targets():

@@ -42,7 +42,7 @@ from gdg_lsp.languages.shell.line import in_heredoc, last_command, logical_line,
 from gdg_lsp.languages.shell.names import plain
 from gdg_lsp.languages.shell.roles import ROLE_TOOLS, SORT_LABEL, kind_is_known, names_of_kind
 from gdg_lsp.languages.suggest import closest
-from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
+from gdg_lsp.settings import DEFAULT_SHELL_TOOLS, limits_of
 from gdg_lsp.words import comment_text
 
 COMPOUND_WORDS = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
@@ -78,7 +78,7 @@ class ShellAnalyzer(Analyzer):
         folder = path.parent if path is not None and boundary.allows(path.parent) else None
         if folder is None and workspace.roots:
             folder = Path(workspace.roots[0])
-        return Place(folder, boundary)
+        return Place(folder, boundary, limits_of(workspace.settings))
 
     @staticmethod
     def tools(workspace: WorkspaceContext) -> list[str]:

@@ -34,7 +34,7 @@ from gdg_lsp.languages.shell import git_state, make_targets, names, package_scri
 from gdg_lsp.languages.shell.roles import ROLES
 from gdg_lsp.languages.shell.help_text import OptionSpec
 from gdg_lsp.languages.shell.tool_help import TOOL_HELP, Surface, ToolHelp
-from gdg_lsp.settings import DEFAULT_SHELL_TOOLS
+from gdg_lsp.settings import DEFAULT_SHELL_TOOLS, LimitsSettings
 
 _REF_SORT = {"branch": "Branch", "tag": "Tag", "remote-branch": "RemoteBranch", "pseudo": "PseudoRef",
              "remote": "Remote", "worktree": "Worktree"}
@@ -54,10 +54,12 @@ def _uri(path: str | os.PathLike[str]) -> str:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a script runs, for the sources: its folder and the readable boundary."""
+    """Where a script runs, for the sources: its folder, the readable boundary and the bounds on
+    what the files read there may cost (``gdg.limits``)."""
 
     folder: Path | None
     boundary: Boundary
+    limits: LimitsSettings = LimitsSettings()
 
 
 class Sources:
@@ -102,11 +104,11 @@ class Sources:
         git_dir = self._discover(place)["git"]
         if git_dir is None:
             return (), []
-        watch_key = (str(git_dir), place.boundary.folders)
+        watch_key = (str(git_dir), place.boundary.folders, place.limits)
         watched = self._git.get(watch_key)
         if watched is None or not git_state.fresh(watched[0]):
             # read once per change of the repository's stamps (a few stat calls per request)
-            state = git_state.read_state(git_dir, place.boundary)
+            state = git_state.read_state(git_dir, place.boundary, place.limits)
             watched = self._git.put(watch_key, (state, ("git", str(git_dir), next(self._generations)),
                                                 _repo_bindings(state)))
         return watched[1], watched[2]
@@ -144,12 +146,12 @@ class Sources:
             path = discovered[runner]
             if path is None:
                 continue
-            key = (runner, str(path), _stamp(path))
+            key = (runner, str(path), _stamp(path), place.limits.scripts)
 
             def make(path: Path = path, runner: str = runner, read=read) -> list[Binding]:
                 bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path), "completion": False},
                                     Origin(_uri(path), 0, 0, path.name))]
-                for script in read(path, place.boundary):
+                for script in read(path, place.boundary, place.limits.scripts):
                     attrs = _written(script.name) | ({"command": script.command} if script.command else {})
                     bindings.append(Binding(f"{runner}:{script.name}", _SCRIPT_SORT[runner], attrs,
                                             Origin(_uri(script.file), script.line, 0,

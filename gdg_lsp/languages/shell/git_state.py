@@ -20,8 +20,8 @@ over ``refs/`` never enters a link.
 Every name passes its rule (``names``: git's ref rules for refs and remotes)
 before it is kept; one that fails is noted once in ``words.REJECTIONS``.
 
-Costs are bounded whatever the repository holds: at most ``MAX_REFS`` names and
-``MAX_REF_FOLDERS`` folders are read (the first name past a bound is noted), and
+Costs are bounded whatever the repository holds: at most ``gdg.limits.refs`` names and
+``gdg.limits.refFolders`` folders are read (the first name past a bound is noted), and
 whether anything changed is told by ``fresh``: the stamps of the files read and
 of the folders walked, a few ``stat`` calls per request instead of a walk (past
 ``FOLDERS_EVERY_CHECK`` folders, theirs at most every ``REFS_RECHECK_S``).
@@ -40,11 +40,13 @@ from pathlib import Path
 from gdg_lsp import words
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.shell import names
+from gdg_lsp.settings import LimitsSettings
 
 MAX_REFS = 5000
-"""Names kept per repository (refs, remotes, aliases, worktrees together)."""
+"""Names kept per repository (refs, remotes, aliases, worktrees together): the default of
+``gdg.limits.refs``."""
 MAX_REF_FOLDERS = 512
-"""Folders under ``refs/`` walked (loose refs are few once git packs them; packed-refs holds the rest)."""
+"""Folders under ``refs/`` walked, the default of ``gdg.limits.refFolders`` (loose refs are few once git packs them; packed-refs holds the rest)."""
 FOLDERS_EVERY_CHECK = 128
 """Up to this many walked folders are stat-ed at every freshness check (a ref added in one is
 seen at the next request); past it they are stat-ed at most every ``REFS_RECHECK_S``."""
@@ -53,7 +55,7 @@ MAX_WORKTREES = 256
 MAX_FILE = 4 * 1024 * 1024
 """``HEAD``, ``config``, ``commondir``, ``gitdir`` files."""
 MAX_PACKED_REFS = 32 * 1024 * 1024
-"""``packed-refs`` of a large repository (100,000 refs are about 7 MiB); only the first
+"""The default of ``gdg.limits.packedRefsBytes``: ``packed-refs`` of a large repository (100,000 refs are about 7 MiB); only the first
 ``MAX_REFS`` of its names are kept."""
 PSEUDO_REFS = ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD")
 _REMOTE_SECTION = re.compile(r'^\s*\[\s*remote\s+"([^"\n]+)"\s*\]', re.MULTILINE)
@@ -164,33 +166,37 @@ def fresh(state: RepoState) -> bool:
 
 
 class _Collector:
-    """The names kept, each checked by its rule, at most ``MAX_REFS`` of them."""
+    """The names kept, each checked by its rule, at most ``max_refs`` of them."""
 
-    def __init__(self, state: RepoState) -> None:
+    def __init__(self, state: RepoState, max_refs: int) -> None:
         self.state = state
+        self.max_refs = max_refs
         self.seen: set[tuple[str, str]] = set()
         self.full = False
 
     def add(self, ref: Ref, source: str) -> None:
         if (ref.kind, ref.name) in self.seen or not names.admit(ref.name, _RULES[ref.kind], source):
             return
-        if len(self.state.refs) >= MAX_REFS:
+        if len(self.state.refs) >= self.max_refs:
             if not self.full:
                 self.full = True
                 words.REJECTIONS.note(words.Rejected(
-                    source, ref.name, f"the repository has more than {MAX_REFS:,} names (git_state.MAX_REFS): "
+                    source, ref.name, f"the repository has more than {self.max_refs:,} names (gdg.limits.refs): "
                                       "this one and the rest are left out"))
             return
         self.seen.add((ref.kind, ref.name))
         self.state.refs.append(ref)
 
 
-def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
+def read_state(git_dir: Path, boundary: Boundary, limits: LimitsSettings | None = None) -> RepoState:
+    """What the repository's files say, within ``limits`` (``gdg.limits.refs``, ``refFolders``,
+    ``packedRefsBytes``; the defaults without)."""
+    limits = limits or LimitsSettings()
     commondir_stamp = _stat(git_dir / "commondir")
     common = common_dir(git_dir, boundary)
     state = RepoState(git_dir, common)
     file_stamps = _file_stamps(git_dir, common)
-    found = _Collector(state)
+    found = _Collector(state, limits.refs)
 
     current = None
     head = boundary.read_text_noted(git_dir / "HEAD", MAX_FILE)
@@ -202,13 +208,13 @@ def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
         if (git_dir / pseudo).is_file():
             found.add(Ref(pseudo, "pseudo", str(git_dir / pseudo)), str(git_dir))
     refs_root = common / "refs"
-    loose, walked = _loose_refs(refs_root, boundary)
+    loose, walked = _loose_refs(refs_root, boundary, limits.refs, limits.ref_folders)
     state.folders = tuple(folder for folder, _ in walked)
     state.stamp = (commondir_stamp, file_stamps, tuple(folder_stamp for _, folder_stamp in walked))
     for full, path in loose:
         _add_ref(found, f"refs/{full}", path, 0, current, str(refs_root))
     packed_path = common / "packed-refs"
-    packed = boundary.read_text_noted(packed_path, MAX_PACKED_REFS)
+    packed = boundary.read_text_noted(packed_path, limits.packed_refs_bytes)
     if packed:
         # lines end at "\n" alone: a name holding another line break is one name, and refused
         for number, line in enumerate(packed.split("\n")):
@@ -231,11 +237,12 @@ def read_state(git_dir: Path, boundary: Boundary) -> RepoState:
     return state
 
 
-def _loose_refs(root: Path, boundary: Boundary) -> tuple[list[tuple[str, str]], list[tuple[str, tuple | None]]]:
+def _loose_refs(root: Path, boundary: Boundary, max_refs: int = MAX_REFS, max_folders: int = MAX_REF_FOLDERS,
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, tuple | None]]]:
     """``(name under refs/, file)`` of the loose refs, and ``(folder, its stamp taken before it was
     listed)`` of the folders walked. Links are never entered (nor read: a link is no ref file),
-    ``root`` itself only when it lies inside the boundary; at most ``MAX_REFS`` names and
-    ``MAX_REF_FOLDERS`` folders."""
+    ``root`` itself only when it lies inside the boundary; at most ``max_refs`` names and
+    ``max_folders`` folders."""
     if not root.is_dir() or not boundary.allows(root):
         if os.path.lexists(root) and not boundary.allows(root):
             words.REJECTIONS.note(words.Rejected(str(root), "refs", f"the folder was not read: {boundary.why_not(root)}"))
@@ -244,13 +251,13 @@ def _loose_refs(root: Path, boundary: Boundary) -> tuple[list[tuple[str, str]], 
     walked: list[tuple[str, tuple | None]] = []
     stack = [(str(root), "")]
     capped = False
-    while stack and len(found) < MAX_REFS:
+    while stack and len(found) < max_refs:
         folder, prefix = stack.pop()
         walked.append((folder, _stat(folder)))
         try:
             with os.scandir(folder) as listing:
                 # a folder of a million entries costs no more than the names that are kept
-                entries = [e for _, e in zip(range(MAX_REFS + MAX_REF_FOLDERS), listing, strict=False)]
+                entries = [e for _, e in zip(range(max_refs + max_folders), listing, strict=False)]
         except OSError:
             continue
         subfolders: list[os.DirEntry] = []
@@ -263,16 +270,16 @@ def _loose_refs(root: Path, boundary: Boundary) -> tuple[list[tuple[str, str]], 
                 subfolders.append(entry)
             elif stat.S_ISREG(mode) and not entry.name.endswith(".lock"):  # a .lock is git's own write in progress
                 found.append((prefix + entry.name, entry.path))
-        room = MAX_REF_FOLDERS - len(walked) - len(stack)
+        room = max_folders - len(walked) - len(stack)
         if len(subfolders) > room and not capped:
             capped = True
             words.REJECTIONS.note(words.Rejected(
                 str(root), prefix + subfolders[max(room, 0)].name,
-                f"refs/ has more than {MAX_REF_FOLDERS:,} folders (git_state.MAX_REF_FOLDERS): "
+                f"refs/ has more than {max_folders:,} folders (gdg.limits.refFolders): "
                 "the refs in this one and the rest are left out"))
         for entry in reversed(subfolders[:max(room, 0)]):
             stack.append((entry.path, prefix + entry.name + "/"))
-    return found[:MAX_REFS], walked
+    return found[:max_refs], walked
 
 
 def _worktrees(folder: Path, boundary: Boundary, found: _Collector) -> None:

@@ -4,7 +4,7 @@ All three are read as data (JSON, a line scan, YAML's safe loader); nothing in
 them is run. The nearest file walking up from the script's folder to the
 workspace folder is the one the runner would use. Each file is read through the
 boundary (``Boundary.read_text_noted``: a FIFO is refused, never waited on), each name
-passes ``names.script`` before it is kept, and at most ``MAX_SCRIPTS`` names are
+passes ``names.script`` before it is kept, and at most ``gdg.limits.scripts`` names are
 kept per file (the first one past the bound is noted); finding the names' lines
 is one pass over the file, whatever their number.
 """
@@ -22,7 +22,7 @@ from gdg_lsp.languages.shell import names
 
 MAX_BYTES = 1024 * 1024
 MAX_SCRIPTS = 5000
-"""Names kept per file (a real package.json has tens)."""
+"""Names kept per file (a real package.json has tens): the default of ``gdg.limits.scripts``."""
 JUSTFILE_NAMES = ("justfile", "Justfile", ".justfile")
 TASKFILE_NAMES = ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml")
 _RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:[ \t]+[^:\n]*)?:(?!=)", re.MULTILINE)
@@ -75,26 +75,27 @@ def nearest(start: Path, names: tuple[str, ...], boundary: Boundary) -> Path | N
 
 
 class _Kept:
-    """The names of one file that pass ``names.script``, at most ``MAX_SCRIPTS`` of them."""
+    """The names of one file that pass ``names.script``, at most ``limit`` of them."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, limit: int) -> None:
         self.source = str(path)
+        self.limit = limit
         self.names: list[str] = []
         self.full = False
 
     def admit(self, name: object) -> bool:
         if self.full or not isinstance(name, str) or not names.admit(name, names.script, self.source):
             return False
-        if len(self.names) >= MAX_SCRIPTS:
+        if len(self.names) >= self.limit:
             self.full = True
-            words.REJECTIONS.note(words.Rejected(self.source, name, f"the file names more than {MAX_SCRIPTS:,} "
-                                                 "scripts (package_scripts.MAX_SCRIPTS): this one and the rest are left out"))
+            words.REJECTIONS.note(words.Rejected(self.source, name, f"the file names more than {self.limit:,} "
+                                                 "scripts (gdg.limits.scripts): this one and the rest are left out"))
             return False
         self.names.append(name)
         return True
 
 
-def npm_scripts(package_json: Path, boundary: Boundary) -> list[Script]:
+def npm_scripts(package_json: Path, boundary: Boundary, limit: int = MAX_SCRIPTS) -> list[Script]:
     text = boundary.read_text_noted(package_json, MAX_BYTES)
     if text is None:
         return []
@@ -105,7 +106,7 @@ def npm_scripts(package_json: Path, boundary: Boundary) -> list[Script]:
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):
         return []
-    kept = _Kept(package_json)
+    kept = _Kept(package_json, limit)
     commands = {}
     for name, command in scripts.items():
         if kept.admit(name):
@@ -140,7 +141,7 @@ def _json_key_lines(text: str, wanted: set[str]) -> dict[str, int]:
     return found
 
 
-def just_recipes(justfile: Path, boundary: Boundary) -> list[Script]:
+def just_recipes(justfile: Path, boundary: Boundary, limit: int = MAX_SCRIPTS) -> list[Script]:
     text = boundary.read_text_noted(justfile, MAX_BYTES)
     if text is None:
         return []
@@ -150,13 +151,13 @@ def just_recipes(justfile: Path, boundary: Boundary) -> list[Script]:
             name = match.group(1)
             if name not in _JUST_KEYWORDS or pattern is _ALIAS:
                 found.setdefault(name, match.start())
-    kept = _Kept(justfile)
+    kept = _Kept(justfile, limit)
     lines = Lines(text)
     return [Script(name, "just", str(justfile), lines.at(at))
             for name, at in sorted(found.items(), key=lambda item: item[1]) if kept.admit(name)]
 
 
-def taskfile_tasks(taskfile: Path, boundary: Boundary) -> list[Script]:
+def taskfile_tasks(taskfile: Path, boundary: Boundary, limit: int = MAX_SCRIPTS) -> list[Script]:
     import yaml  # only projects with a Taskfile pay for the import
 
     text = boundary.read_text_noted(taskfile, MAX_BYTES)
@@ -169,7 +170,7 @@ def taskfile_tasks(taskfile: Path, boundary: Boundary) -> list[Script]:
     tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(tasks, dict):
         return []
-    kept = _Kept(taskfile)
+    kept = _Kept(taskfile, limit)
     wanted = [name for name in tasks if kept.admit(name)]
     lines = Lines(text)
     at: dict[str, int] = {}
