@@ -91,6 +91,24 @@ async def test_a_p4_include_over_the_size_limit_is_not_read(tmp_path):
     assert messages and f"over the limit of {MAX_INCLUDE_BYTES / 2**20:.1f} MiB" in messages[0]
 
 
+async def test_the_include_bound_is_the_users_setting(tmp_path):
+    workspace, _ = _layout(tmp_path)
+    (workspace / "big.p4").write_text("#define BIG_CONSTANT 1\n" + "// padding\n" * 800)  # 8.8 KB
+    program = _p4_program(["big.p4", "inside.p4"])
+    options = {**OPTIONS, "limits": {"includeBytes": 4096}}
+    async with InProcessServer(initialization_options=options, root_uri=workspace.as_uri()) as server:
+        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.p4").as_uri(), program,
+                                                            "p4", 4, 8)
+    assert "INSIDE_CONSTANT" in labels and "BIG_CONSTANT" not in labels
+    messages = _not_read(diagnostics, 0)
+    assert len(messages) == 1 and "over the limit of 4,096 bytes" in messages[0]
+    assert "gdg.limits.includeBytes" in messages[0]
+    async with InProcessServer(initialization_options=OPTIONS, root_uri=workspace.as_uri()) as server:
+        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.p4").as_uri(), program,
+                                                            "p4", 4, 8)
+    assert "BIG_CONSTANT" in labels and not _not_read(diagnostics, 0)  # within the default bound
+
+
 async def test_python_star_imports_from_outside_the_workspace_are_not_read(tmp_path):
     workspace, outside = _layout(tmp_path)
     (outside / "secretmod.py").write_text("LEAKED_PY_NAME = 1\n")

@@ -16,8 +16,8 @@ reported and contributes nothing.
 The first file found is the one included (as the compiler would), and it is read
 only when its real path lies inside the workspace folders, the configured include
 paths or p4c's install folders (``gdg_lsp.boundary``; a document outside every
-workspace folder brings its own folder) and it holds at most
-``MAX_INCLUDE_BYTES``. Otherwise nothing of it is read and the ``#include`` line
+workspace folder brings its own folder) and it holds at most ``gdg.limits.includeBytes``
+(``MAX_INCLUDE_BYTES`` by default). Otherwise nothing of it is read and the ``#include`` line
 gets a diagnostic saying why (``check.py``). What an included file declares
 becomes Γ only where its names are P4's (``names.py``).
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from gdg_lsp.boundary import Boundary, Refused, workspace_folders
+from gdg_lsp.boundary import Boundary, Refused, TooLarge, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.p4 import library as p4_library
@@ -41,6 +41,7 @@ from gdg_lsp.languages.p4 import names as p4_names
 from gdg_lsp.languages.p4.parser import Program, parse_program, scan_type_names
 from gdg_lsp.languages.p4.preprocess import Define, Include, Preprocessed, preprocess
 from gdg_lsp.languages.p4.symbols import Sym, Unit, bind
+from gdg_lsp.settings import limits_of
 
 P4C_INCLUDE_DIRS = (
     "/usr/share/p4c/p4include",
@@ -66,6 +67,8 @@ class IncludePaths:
     configured: tuple[Path, ...] = ()
     roots: tuple[Path, ...] = ()
     system: tuple[Path, ...] = ()
+    max_bytes: int = MAX_INCLUDE_BYTES
+    """The largest included file read (``gdg.limits.includeBytes``)."""
 
     @classmethod
     def from_workspace(cls, workspace) -> IncludePaths:
@@ -76,7 +79,8 @@ class IncludePaths:
         for root in getattr(workspace, "roots", ()) or ():
             root = Path(root)
             roots += [root, root / "include", root / "p4include"]
-        return cls(configured, tuple(roots), tuple(Path(p) for p in P4C_INCLUDE_DIRS))
+        return cls(configured, tuple(roots), tuple(Path(p) for p in P4C_INCLUDE_DIRS),
+                   limits_of(settings).include_bytes)
 
     @cached_property
     def boundary(self) -> Boundary:
@@ -231,10 +235,11 @@ def analyse_include(
         if resolved in stack or len(stack) >= MAX_INCLUDE_DEPTH:
             return IncludedFile(name, path, [], set(), {}, problems=[f"{name} includes itself (ignored)"])
         stat = resolved.stat()
-        text = paths.boundary.read(path, MAX_INCLUDE_BYTES).decode("utf-8", errors="replace")
+        text = paths.boundary.read(path, paths.max_bytes).decode("utf-8", errors="replace")
     except Refused as err:
         found = _library(name, macros) or IncludedFile(name, None, [], set(), {})
-        found.refused = f"#include {include.target!r}: {err}"
+        bound = " (the bound is gdg.limits.includeBytes)" if isinstance(err, TooLarge) else ""
+        found.refused = f"#include {include.target!r}: {err}{bound}"
         return found
     except OSError as err:
         found = _library(name, macros)
