@@ -9,7 +9,8 @@ step of the pattern, follows a link to a folder only where it leads inside the b
 lists a folder outside it, and stops at ``max_folders`` folders or ``max_matches`` files
 (the caller's bounds: ``gdg.limits.globFolders`` and ``globMatches``): the walk then carries one
 problem for the user to read. A walk is kept until one of the folders it looked into changes (their
-modification times are checked at each use).
+stamps, ``gdg_lsp.stamps``, are compared at each use: one ``stat`` each; a folder changed within the
+file system's time granularity is never trusted, so an entry added in the same tick is not missed).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from gdg_lsp import stamps as file_stamps
 from gdg_lsp.boundary import Boundary, real
 from gdg_lsp.caches import BoundedCache
 
@@ -37,21 +39,15 @@ class Walk:
     """What one glob found, and how to tell that it is still right."""
 
     files: tuple[Path, ...]
-    stamps: tuple[tuple[str, int], ...]
-    """Each folder looked into, with its modification time then."""
+    stamps: tuple[tuple[str, file_stamps.Stamp], ...]
+    """Each folder looked into, with its stamp then (taken before it was listed)."""
     problem: str | None = None
     """Why the walk stopped before its end, or why it was not walked at all."""
 
     def fresh(self) -> bool:
         if not self.stamps:
             return False  # nothing was there to look into: look again (it costs nothing)
-        for folder, stamp in self.stamps:
-            try:
-                if os.stat(folder).st_mtime_ns != stamp:
-                    return False
-            except OSError:
-                return False
-        return True
+        return file_stamps.unchanged(self.stamps)
 
 
 @functools.lru_cache(maxsize=256)
@@ -63,12 +59,14 @@ def _split(pattern: str) -> tuple[str, ...]:
     return tuple(p for p in pattern.replace(os.sep, "/").split("/") if p not in ("", "."))
 
 
-def _stamp(folder: str) -> int | None:
+def _stamp(folder: str) -> file_stamps.Stamp:
+    """The folder's stamp (None: missing, or not a folder)."""
     try:
-        info = os.stat(folder)
+        if not stat.S_ISDIR(os.stat(folder).st_mode):
+            return None
     except OSError:
         return None
-    return info.st_mtime_ns if stat.S_ISDIR(info.st_mode) else None
+    return file_stamps.of(folder)
 
 
 Entry = tuple[str, bool, bool]
@@ -87,7 +85,7 @@ class _Walker:
         self.max_folders = max_folders
         self.max_matches = max_matches
         self.files: list[Path] = []
-        self.stamps: dict[str, int] = {}
+        self.stamps: dict[str, file_stamps.Stamp] = {}
         self.seen: set[tuple[str, int]] = set()
         self.listed: dict[str, list[Entry]] = {}
         self.problem: str | None = None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.jq import inputs
 from gdg_lsp.settings import JqInput, JqSettings, LimitsSettings, Settings
@@ -68,6 +70,7 @@ def test_an_absolute_filter_glob_matches_the_document_path(tmp_path: Path):
 
 def test_a_walk_is_redone_only_when_a_folder_it_looked_into_changes(tmp_path: Path, monkeypatch):
     _tree(tmp_path, "data/a/x.json")
+    time.sleep(stamps.RACY_S)  # a folder changed within the file system's time step is listed again
     listed = []
     real_scandir = os.scandir
     monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or real_scandir(path))

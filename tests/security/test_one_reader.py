@@ -81,8 +81,9 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     # -- listings of workspace folders: links judged by the boundary, bounded; each file read through it
     ("gdg_lsp/folder_walk.py", "_Walker._entries", "os.scandir"):
         "the glob walker (jq inputs, SQL sources): links to folders followed only inside the boundary, capped",
-    ("gdg_lsp/languages/sql/ddl_files.py", "walk", "os.walk"):
-        "the schema walk: links to folders not followed, capped at MAX_FILES_VISITED",
+    ("gdg_lsp/languages/sql/catalog.py", "SchemaCatalog._list", "os.scandir"):
+        "the schema walk and the folder rule's listings: links to folders not followed, capped at "
+        "MAX_FILES_VISITED; each file read through the boundary",
     ("gdg_lsp/languages/sql/sqlite.py", "_open", "sqlite3.connect"):
         "the real path judged by Boundary.head (inside, regular, SQLite's header) right before",
     ("gdg_lsp/languages/shell/git_state.py", "_loose_refs", "os.scandir"):

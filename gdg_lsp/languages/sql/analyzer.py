@@ -210,19 +210,21 @@ class SqlAnalyzer(Analyzer):
         return self._documents.get_or_make(key, make)
 
     def resolution(self, snapshot: Snapshot, workspace: WorkspaceContext) -> sql_sources.Resolution:
-        """The file's data source and its tables (``sources.py``), kept until the schema
-        files, the settings or the file's ``-- gdg:`` header change."""
+        """The file's data source and its tables (``sources.py``), kept while the settings, the
+        file's ``-- gdg:`` header and what it was read from hold (``Resolution.holds``: the
+        stamps of the folders and files it looked at, checked at every request)."""
         sql = getattr(workspace.settings, "sql", None)
         if not workspace.roots and not getattr(sql, "connections", None) and not getattr(sql, "sources", None):
             return sql_sources.Resolution(sql_sources.DataSource("workspace", "no workspace folder"), [], dialects.ANSI)
         catalog = catalog_for(workspace.roots, workspace.settings)
-        catalog.fresh()
         path = uri_to_path(snapshot.uri)
         header = tuple((line, tuple(sorted(pairs.items())))
                        for line, pairs in sql_sources.header_directives(snapshot.text))
-        key = (id(catalog), catalog.version, str(path), header, repr(sql))
-        return self._resolutions.get_or_make(
-            key, lambda: sql_sources.resolve(catalog, workspace.settings, path, snapshot.text))
+        key = (id(catalog), str(path), header, repr(sql))
+        hit = self._resolutions.get(key)
+        if hit is not None and hit.holds(catalog):
+            return hit
+        return self._resolutions.put(key, sql_sources.resolve(catalog, workspace.settings, path, snapshot.text))
 
     def workspace_tables(self, snapshot: Snapshot, workspace: WorkspaceContext) -> list[Table]:
         """The tables of the file's data source (Γ's global layer)."""

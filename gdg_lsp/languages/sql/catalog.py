@@ -3,13 +3,26 @@
 ``SchemaCatalog`` owns one workspace's sources: the ``.sql`` and SQLite files
 under its folders, the PostgreSQL databases of ``gdg.sql.connections``, and
 any file or database a data source names (``sources.py``). It answers from
-memory; it re-checks the files' modification times at most every
-``rescan_after`` seconds (and only re-reads the files that changed), and
-re-introspects databases at most every ``database_refresh_after`` seconds.
+memory, and checks the disk at every request, with stamps (``gdg_lsp.stamps``:
+mtime, size, inode, ctime; one ``stat`` each) rather than reads:
+
+- a folder's schema files (``schema_files``, what the nearest-folder rule asks of
+  each folder from the document up) are its listing, kept with the folder's stamp
+  and listed again when the stamp moves: a ``schema.sql`` written into a new
+  folder is seen by the next request that looks there;
+- a file is read again when its stamp moves (a racy stamp, one taken within
+  ``stamps.RACY_S`` of the file's change, is never trusted);
+- the union (``tables``) keeps the stamp of every folder the walk of the
+  workspace listed: a moved one is listed again (its new subfolders walked), and
+  every walked file's stamp is compared, while there are at most
+  ``MAX_STAMPS_PER_CHECK`` of them; past that the whole walk runs again at most
+  every ``rescan_after`` seconds.
+
+Databases are re-introspected at most every ``database_refresh_after`` seconds.
 The server calls ``refresh(paths)`` when it learns that files changed
-(``workspace/didChangeWatchedFiles``, ``didSave``); ``refresh(databases=True)``
-forces a new introspection. A database that is down, hangs or refuses keeps
-its last known schema and adds a warning.
+(``workspace/didChangeWatchedFiles``, ``didSave``, its own watcher);
+``refresh(databases=True)`` forces a new introspection. A database that is down,
+hangs or refuses keeps its last known schema and adds a warning.
 
 Only files inside the boundary are read (``gdg_lsp.boundary``: the workspace
 folders and the folders the user's settings name): a symlinked ``.sql`` or
@@ -37,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.sql import ddl_files as sql_ddl_files
@@ -47,6 +61,9 @@ from gdg_lsp.languages.sql.ddl import DdlResult, resolve
 from gdg_lsp.languages.sql.schema import Schema, Table, merge
 
 SCHEMA_SUFFIXES = sql_ddl_files.SUFFIXES + sql_sqlite.SUFFIXES
+MAX_STAMPS_PER_CHECK = 4096
+"""Folders and files whose stamps the union compares at every request (about 2 µs each); a
+workspace with more is walked again at most every ``rescan_after`` seconds instead."""
 
 
 def absolute(path: Path | str) -> Path:
@@ -62,11 +79,22 @@ class _FileEntry:
     warnings: list[str] = field(default_factory=list)
     walked: bool = True
     """Found by the walk of the workspace (forgotten when the walk no longer finds it)."""
+    failed: bool = False
+    """It could not be read (refused, cut, not openable): a source that is there, unread."""
 
     @property
     def is_schema(self) -> bool:
         """The file defines tables: DDL statements, or a SQLite database that opened."""
         return bool(self.ddl) if self.ddl is not None else bool(self.tables) or not self.warnings
+
+
+@dataclass
+class _Folder:
+    """A folder the walk listed: its stamp before the listing, what the listing held."""
+
+    stamp: stamps.Stamp
+    files: tuple[Path, ...]
+    subfolders: tuple[Path, ...]
 
 
 @dataclass
@@ -98,7 +126,7 @@ class SchemaCatalog:
         *,
         allowed: Sequence[Path | str] = (),
         database_timeout: float = sql_postgres.DEFAULT_TIMEOUT,
-        rescan_after: float = 2.0,
+        rescan_after: float = 30.0,
         database_refresh_after: float = 60.0,
     ) -> None:
         self.roots = [Path(r) for r in roots]
@@ -113,7 +141,12 @@ class SchemaCatalog:
         self._files: dict[Path, _FileEntry] = {}
         self._refused: dict[Path, str] = {}
         self._databases: dict[str, _DatabaseEntry] = {dsn: _DatabaseEntry() for dsn in self.connections}
+        self.databases_version = 0
+        """Grows when a database's tables change (a cached answer that used one is stale)."""
         self._scanned = float("-inf")
+        self._walked: dict[Path, _Folder] = {}
+        self._listings: BoundedCache[Path, tuple[stamps.Stamp, tuple[Path, ...]]] = BoundedCache(
+            "sql.folder-listings", 4096)
         self._merged: dict[str | None, list[Table]] = {}
         self._loaded: BoundedCache[tuple, Loaded] = BoundedCache("sql.source-schemas", 64)
         self._folders: dict[Path, list[Path]] | None = None
@@ -132,14 +165,42 @@ class SchemaCatalog:
             return list(self._merged[key])
 
     def fresh(self) -> None:
-        """Re-check the files' stamps and the databases' age when they are due."""
+        """Check the union against the disk now (the stamps of the folders walked and the files
+        read; a moved folder listed again) and the databases' age."""
         with self._lock:
-            if time.monotonic() - self._scanned >= self.rescan_after:
+            if not self._walked or time.monotonic() - self._scanned >= self.rescan_after:
                 self._rescan()
+            elif len(self._walked) + len(self._files) <= MAX_STAMPS_PER_CHECK:
+                self._check_walk()
             self._refresh_databases(force=False)
 
-    def schema_files(self, folder: Path) -> list[Path]:
-        """The schema files directly in ``folder`` (DDL files and SQLite databases), by name."""
+    def fresh_databases(self) -> None:
+        """Re-introspect the databases that are due (what an answer that used one checks)."""
+        with self._lock:
+            self._refresh_databases(force=False)
+
+    def schema_files(self, folder: Path, witness: stamps.Witness | None = None, exclude: Path | None = None,
+                     unread: list[str] | None = None) -> list[Path]:
+        """The schema files directly in ``folder`` (DDL files and SQLite databases), by name,
+        as the disk holds them now: the folder's listing (kept while its stamp holds) and each
+        file's stamp. ``witness`` gets the folder's and every listed file's stamp; ``unread``
+        why each schema file there (``exclude`` aside) could not be read: refused by the
+        boundary, too large, a SQLite file that does not open -- a source there, unread."""
+        with self._lock:
+            found = []
+            for path in self._listed(absolute(folder), witness):
+                entry = self._files.get(path)
+                if entry is not None and entry.is_schema:
+                    found.append(path)
+                elif unread is not None and path != exclude:
+                    if entry is None and path in self._refused:
+                        unread.append(self._refused[path])
+                    elif entry is not None and entry.failed:
+                        unread.extend(entry.warnings or [f"{path}: cannot be read"])
+            return found
+
+    def folders_with_schemas(self) -> list[Path]:
+        """Every folder of the workspace that holds schema files (for choosing a source)."""
         with self._lock:
             self.fresh()
             if self._folders is None:
@@ -148,20 +209,22 @@ class SchemaCatalog:
                     if entry.walked and entry.is_schema:
                         index.setdefault(path.parent, []).append(path)
                 self._folders = {k: sorted(v) for k, v in index.items()}
-            return list(self._folders.get(absolute(folder), ()))
-
-    def folders_with_schemas(self) -> list[Path]:
-        """Every folder of the workspace that holds schema files (for choosing a source)."""
-        with self._lock:
-            self.schema_files(self.roots[0] if self.roots else Path("."))
-            return sorted(self._folders or ())
+            return sorted(self._folders)
 
     def load(self, ddl: Sequence[Path], sqlite: Sequence[Path] = (), postgres: Sequence[str] = (),
-             exclude: Path | str | None = None) -> Loaded:
-        """One data source's schema: ``ddl`` replayed in order over its databases' tables."""
+             exclude: Path | str | None = None, witness: stamps.Witness | None = None) -> Loaded:
+        """One data source's schema: ``ddl`` replayed in order over its databases' tables.
+        Each file's stamp is compared first (``witness`` gets them)."""
         with self._lock:
-            self.fresh()
             skip = _same_file_test(exclude)
+            checked: dict[Path, tuple[_FileEntry | None, str]] = {}
+            for path in [*ddl, *sqlite]:
+                if not skip(path):
+                    if witness is not None:
+                        self._witness(witness, absolute(path))
+                    checked[path] = self._file(path)
+            if postgres:
+                self._refresh_databases(force=False)
             key = (tuple(ddl), tuple(sqlite), tuple(postgres), str(exclude))
             cached = self._loaded.get(key)
             if cached is not None:
@@ -172,7 +235,7 @@ class SchemaCatalog:
             for path in ddl:
                 if skip(path):
                     continue
-                entry, why = self._file(path)
+                entry, why = checked[path]
                 if entry is None:
                     warnings.append(why)
                     failed = True
@@ -182,7 +245,9 @@ class SchemaCatalog:
                     results.append(entry.ddl)
                     hints.append(entry.ddl.dialect_hint)
             for path in sqlite:
-                entry, why = self._file(path)
+                if skip(path):
+                    continue
+                entry, why = checked[path]
                 if entry is None or entry.warnings:
                     warnings.extend([why] if entry is None else entry.warnings)
                     failed = True
@@ -216,7 +281,8 @@ class SchemaCatalog:
                 for path in paths:
                     path = absolute(path)
                     if path in self._files or self._under_roots(path):
-                        self._check(path, forget_missing=True, walked=self._under_roots(path))
+                        self._check(path, forget_missing=True, walked=self._walkable(path))
+                    self._listings.pop(path.parent)  # a file came or went there: list it again
             if databases:
                 self._refresh_databases(force=True)
             return self.version != before
@@ -236,27 +302,144 @@ class SchemaCatalog:
     def _under_roots(self, path: Path) -> bool:
         return any(path == root or root in path.parents for root in (absolute(r) for r in self.roots))
 
+    def _walkable(self, path: Path) -> bool:
+        """Whether the walk of the workspace would find ``path`` (under a workspace folder,
+        through no hidden or skipped folder)."""
+        for root in (absolute(r) for r in self.roots):
+            if path == root:
+                return True
+            try:
+                parts = path.relative_to(root).parts
+            except ValueError:
+                continue
+            return not any(p.startswith(".") or p in sql_ddl_files.SKIPPED_DIRS for p in parts[:-1])
+        return False
+
     def _changed(self) -> None:
         self.version += 1
         self._merged.clear()
         self._loaded.clear()
         self._folders = None
 
+    def _witness(self, witness: stamps.Witness, path: Path) -> None:
+        witness.note(path)
+        if path.suffix.lower() in sql_sqlite.SUFFIXES:
+            witness.note(f"{path}-wal", follow=False)
+
+    def _listed(self, folder: Path, witness: stamps.Witness | None) -> tuple[Path, ...]:
+        """The schema-suffixed files of ``folder`` now, each checked against its stamp."""
+        stamp = witness.note(folder) if witness is not None else stamps.of(folder)
+        known = self._listings.get(folder)
+        if known is not None and known[0] == stamp:  # a racy stamp equals none
+            files = known[1]
+        else:
+            files = self._list(folder)[0] if stamp is not None else ()
+            self._listings.put(folder, (stamp, files))
+        for path in files:
+            if witness is not None:
+                self._witness(witness, path)
+            entry = self._files.get(path)
+            self._check(path, forget_missing=True, walked=entry.walked if entry is not None else self._walkable(path))
+        return files
+
+    def _list(self, folder: Path) -> tuple[tuple[Path, ...], tuple[Path, ...], int]:
+        """(schema-suffixed files, subfolders the walk enters, entries seen) of one folder."""
+        files, subfolders, seen = [], [], 0
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    seen += 1
+                    if seen > sql_ddl_files.MAX_FILES_VISITED:
+                        break  # a folder of a million entries costs no more than the walk's bound
+                    try:
+                        if entry.is_dir(follow_symlinks=False):  # links to folders are not followed
+                            if not entry.name.startswith(".") and entry.name not in sql_ddl_files.SKIPPED_DIRS:
+                                subfolders.append(folder / entry.name)
+                        elif entry.name.lower().endswith(SCHEMA_SUFFIXES):
+                            files.append(folder / entry.name)  # a FIFO or a link too: judged when read
+                    except OSError:
+                        continue
+        except OSError:
+            pass
+        return tuple(sorted(files)), tuple(sorted(subfolders)), seen
+
     def _rescan(self) -> None:
+        """Walk the workspace folders again: every folder listed (its stamp kept), every schema
+        file checked, the ones no longer found forgotten."""
         self._scanned = time.monotonic()
-        present = set()
-        for path in sql_ddl_files.walk(self.roots, SCHEMA_SUFFIXES):
-            path = absolute(path)
-            present.add(path)
-            self._check(path, forget_missing=False, walked=True)
+        self._walked = {}
+        present: set[Path] = set()
+        budget = [sql_ddl_files.MAX_FILES_VISITED]
+        for root in self.roots:
+            root = absolute(root)
+            if root.is_file():
+                if root.suffix.lower() in SCHEMA_SUFFIXES:
+                    present.add(root)
+                    self._check(root, forget_missing=False, walked=True)
+                continue
+            self._walk_from(root, present, budget)
         for gone in [p for p, e in self._files.items() if e.walked and p not in present]:
             del self._files[gone]
+            self._changed()
+
+    def _walk_from(self, top: Path, present: set[Path], budget: list[int]) -> None:
+        """List ``top`` and the folders under it (depth first, by name, within ``budget``)."""
+        stack = [top]
+        while stack and budget[0] > 0:
+            folder = stack.pop()
+            stamp = stamps.of(folder)
+            files, subfolders, seen = self._list(folder)
+            budget[0] -= 1 + seen
+            self._walked[folder] = _Folder(stamp, files, subfolders)
+            for path in files:
+                present.add(path)
+                self._check(path, forget_missing=False, walked=True)
+            stack.extend(reversed(subfolders))
+
+    def _check_walk(self) -> None:
+        """The per-request check of the union: each walked folder's stamp (a moved one listed
+        again: files that came are read, files that went forgotten, new subfolders walked, gone
+        ones dropped) and each walked file's stamp."""
+        for folder, known in list(self._walked.items()):
+            if folder not in self._walked:
+                continue  # dropped with a parent that went
+            stamp = stamps.of(folder)
+            if stamp == known.stamp:  # a racy stamp equals none
+                continue
+            if stamp is None:
+                self._drop_walked(folder)
+                continue
+            files, subfolders, _ = self._list(folder)
+            self._walked[folder] = _Folder(stamp, files, subfolders)
+            for path in set(known.files) - set(files):
+                if (entry := self._files.get(path)) is not None and entry.walked:
+                    del self._files[path]
+                    self._changed()
+            for path in files:
+                self._check(path, forget_missing=True, walked=True)
+            for gone in set(known.subfolders) - set(subfolders):
+                self._drop_walked(gone)
+            present: set[Path] = set()
+            budget = [sql_ddl_files.MAX_FILES_VISITED]
+            for new in sorted(set(subfolders) - set(known.subfolders)):
+                self._walk_from(new, present, budget)
+        for path, entry in list(self._files.items()):
+            if entry.walked:
+                self._check(path, forget_missing=True, walked=True)
+
+    def _drop_walked(self, folder: Path) -> None:
+        """Forget a folder that went, with everything under it."""
+        for known in [f for f in self._walked if f == folder or folder in f.parents]:
+            del self._walked[known]
+        for path in [p for p, e in self._files.items() if e.walked and folder in p.parents]:
+            del self._files[path]
             self._changed()
 
     def _file(self, path: Path) -> tuple[_FileEntry | None, str]:
         """The entry of a file a data source names (read now if it is new or changed)."""
         path = absolute(path)
-        self._check(path, forget_missing=True, walked=path in self._files and self._files[path].walked)
+        entry = self._files.get(path)
+        self._check(path, forget_missing=True, walked=entry.walked if entry is not None else False)
         entry = self._files.get(path)
         if entry is not None:
             return entry, ""
@@ -272,27 +455,31 @@ class SchemaCatalog:
             return
         self._refused.pop(path, None)
         suffix = path.suffix.lower()
-        try:
-            stamp = sql_sqlite.stamp(path) if suffix in sql_sqlite.SUFFIXES else _stamp(path)
-        except OSError as err:
+        stamp = _stamp(path, sqlite=suffix in sql_sqlite.SUFFIXES)
+        if stamp is None:
             if forget_missing and path in self._files:
                 del self._files[path]
                 self._changed()
             if not walked:
-                self._refused[path] = f"{path}: {err.strerror or 'cannot be read'}"
+                self._refused[path] = f"{path}: cannot be read"
             return
         entry = self._files.get(path)
-        if entry is not None and entry.stamp == stamp:
+        if entry is not None and entry.stamp == stamp:  # a racy stamp equals none
             return
         if suffix in sql_ddl_files.SUFFIXES:
             ddl, warnings = sql_ddl_files.read(path, self.boundary)
-            self._files[path] = _FileEntry(stamp, ddl, [], warnings, walked)
+            new = _FileEntry(stamp, ddl, [], warnings, walked, failed=bool(warnings) and not ddl.notes)
         elif suffix in sql_sqlite.SUFFIXES:
             schema = sql_sqlite.read(path, self.boundary)
-            self._files[path] = _FileEntry(stamp, None, schema.tables, schema.warnings, walked)
+            failed = bool(schema.warnings) and not schema.tables and not schema.warnings[0].endswith(
+                sql_sqlite.NOT_SQLITE)
+            new = _FileEntry(stamp, None, schema.tables, schema.warnings, walked, failed=failed)
         else:
             return
-        self._changed()
+        self._files[path] = new
+        if entry is None or (entry.ddl, entry.tables, entry.warnings, entry.walked) != \
+                (new.ddl, new.tables, new.warnings, new.walked):
+            self._changed()  # read again and the same (a racy stamp): nothing moved
 
     def _database(self, dsn: str) -> _DatabaseEntry:
         entry = self._databases.get(dsn)
@@ -336,6 +523,7 @@ class SchemaCatalog:
         entry.warning = schema.warnings[0] if schema.warnings else None
         if not entry.ok or schema.tables != entry.tables:
             entry.tables, entry.ok = schema.tables, True
+            self.databases_version += 1
             self._changed()
 
     def _merge(self, exclude: str | None) -> list[Table]:
@@ -349,9 +537,13 @@ class SchemaCatalog:
         return sql_names.admitted(merge([from_files, *sqlite_tables, *database_tables]))
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_mtime_ns, stat.st_size
+def _stamp(path: Path, sqlite: bool) -> tuple | None:
+    """A schema file's stamps (a SQLite file's with its ``-wal`` file's, never followed:
+    ``sqlite.stamp``); None when it is missing."""
+    stamp = stamps.of(path)
+    if stamp is None:
+        return None
+    return (stamp, stamps.of(f"{path}-wal", follow=False)) if sqlite else (stamp,)
 
 
 def _same_file_test(exclude: Path | str | None):

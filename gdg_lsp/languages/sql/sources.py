@@ -15,7 +15,11 @@ of its own. The first of these rules that gives a readable schema wins:
    follow either.
 3. **folder**: the schema files beside the file (DDL files and SQLite
    databases, with a ``migrations/`` subfolder), else those of the closest
-   folder above it that has any, up to the workspace folder.
+   folder above it that has any, up to the workspace folder. Each folder is
+   looked at as the disk holds it at the request (``catalog.schema_files``), so a
+   folder written a moment ago counts; and a nearest folder whose schema files
+   cannot be read (refused, a SQLite file that does not open) is still the
+   source: its answer is empty with the reason, never a farther database's names.
 4. **workspace**: every schema in the workspace, merged; an information
    diagnostic says no source was found and how to choose one when that
    union mixes several databases.
@@ -25,6 +29,11 @@ that cannot be opened, a server that refuses, two entries claiming the file)
 gives a diagnostic that names the setting or the comment, and the next rule
 is tried. Every path is checked against the workspace boundary first, and the
 ``ddl``/``sqlite`` globs are walked inside it (``expand``).
+
+A resolution keeps the stamps of what it was made from (``Resolution.witness``:
+the folders the rules listed, the files they read or found absent), and holds
+while they do (``Resolution.holds``: one ``stat`` each); the union's answer
+holds while the catalog's does.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gdg_lsp import folder_walk
+from gdg_lsp import folder_walk, stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.sql import dialects, migrations
 from gdg_lsp.languages.sql import postgres as sql_postgres
@@ -68,6 +77,8 @@ class DataSource:
     """Chosen explicitly (an entry's or the comment's ``dialect``); "" to derive it."""
     name: str = ""
     """The name a ``-- gdg: source=`` comment can use for it."""
+    unread: tuple[str, ...] = ()
+    """Why the schema files it found could not be read (the folder rule answers empty then)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,26 @@ class Resolution:
     tables: list[Table]
     dialect: dialects.Dialect
     notes: list[Note] = field(default_factory=list)
+    witness: stamps.Witness = field(default_factory=stamps.Witness)
+    """The stamps of the folders listed and the files read to make it."""
+    version: int | None = None
+    """The catalog's version, for an answer from the whole workspace (the union): None otherwise."""
+    databases_version: int | None = None
+    """The catalog's databases' version, for an answer a PostgreSQL database gave."""
+
+    def holds(self, catalog: SchemaCatalog) -> bool:
+        """Whether the disk (and the databases) still say what this was made from."""
+        if not self.witness.holds():
+            return False
+        if self.version is not None:
+            catalog.fresh()
+            if catalog.version != self.version:
+                return False
+        if self.databases_version is not None:
+            catalog.fresh_databases()
+            if catalog.databases_version != self.databases_version:
+                return False
+        return True
 
     def describe(self) -> str:
         """One line for hover, explain and the status item."""
@@ -144,17 +175,20 @@ def matches(pattern: str, path: Path, roots: Sequence[Path]) -> bool:
 _WILDCARDS = re.compile(r"[*?\[]")
 
 
-def expand(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any = None) -> list[Path]:
+def expand(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any = None,
+           witness: stamps.Witness | None = None) -> list[Path]:
     """The files a ``ddl``/``sqlite`` path or glob names (relative ones under each workspace
     folder), walked inside ``boundary`` by ``folder_walk``: a link to a folder is followed only
     where it leads inside, each real folder is matched once per step of the pattern however many
     links lead to it, and the walk is capped (``glob.glob`` followed every link, so two links back
     to their own folder doubled the folders listed per level, and it listed folders outside).
-    The walk stops at ``gdg.limits.globFolders`` / ``globMatches`` (``walk_problems`` says so)."""
-    return _expanded(pattern, roots, boundary, settings)[0]
+    The walk stops at ``gdg.limits.globFolders`` / ``globMatches`` (``walk_problems`` says so).
+    ``witness`` gets the stamps of the folders the walks looked into."""
+    return _expanded(pattern, roots, boundary, settings, witness)[0]
 
 
-def _expanded(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any) -> tuple[list[Path], list[str]]:
+def _expanded(pattern: str, roots: Sequence[Path], boundary: Boundary, settings: Any,
+              witness: stamps.Witness | None = None) -> tuple[list[Path], list[str]]:
     """``expand``'s files, and why a walk stopped before its end (its bound)."""
     pattern = os.path.expanduser(pattern)
     bases = [Path(os.sep)] if os.path.isabs(pattern) else roots
@@ -162,6 +196,9 @@ def _expanded(pattern: str, roots: Sequence[Path], boundary: Boundary, settings:
     walks = [folder_walk.glob_walk(Path(base), pattern, boundary, f"the glob {pattern!r}",
                                    max_folders=limits.glob_folders, max_matches=limits.glob_matches)
              for base in bases]
+    for walk in walks if witness is not None else ():
+        for folder, stamp in walk.stamps:
+            witness.keep(folder, stamp)
     found = dict.fromkeys(p for walk in walks for p in walk.files)
     cut = [walk.problem for walk in walks if walk.problem is not None and walk.stamps]
     return [absolute(p) for p in found if os.path.isfile(p)], list(dict.fromkeys(cut))
@@ -180,11 +217,14 @@ def start_outside(pattern: str, roots: Sequence[Path], boundary: Boundary) -> st
     return boundary.why_not(starts[0])
 
 
-def _folder_schema(catalog: SchemaCatalog, folder: Path, exclude: Path | None) -> tuple[list[Path], list[Path]]:
-    """(DDL files in the order applied, SQLite files) of ``folder`` and its migrations subfolder."""
-    found = [p for p in catalog.schema_files(folder) if p != exclude]
+def _folder_schema(catalog: SchemaCatalog, folder: Path, exclude: Path | None, witness: stamps.Witness | None = None,
+                   unread: list[str] | None = None) -> tuple[list[Path], list[Path]]:
+    """(DDL files in the order applied, SQLite files) of ``folder`` and its migrations subfolder,
+    as the disk holds them now (``witness`` gets the stamps of the folders and files looked at,
+    ``unread`` why the schema files there that could not be read were not)."""
+    found = [p for p in catalog.schema_files(folder, witness, exclude, unread) if p != exclude]
     for name in migrations.MIGRATION_FOLDERS:
-        found += [p for p in catalog.schema_files(folder / name) if p != exclude]
+        found += [p for p in catalog.schema_files(folder / name, witness, exclude, unread) if p != exclude]
     ddl = migrations.order(p for p in found if p.suffix.lower() not in sql_sqlite.SUFFIXES)
     return ddl, [p for p in found if p.suffix.lower() in sql_sqlite.SUFFIXES]
 
@@ -220,6 +260,7 @@ class _Candidates:
         self.path = absolute(path) if path is not None else None
         self.text = text
         self.notes: list[Note] = []
+        self.witness = stamps.Witness()
 
     def entries(self) -> list[Any]:
         return list(getattr(self.sql, "sources", None) or ())
@@ -264,7 +305,7 @@ class _Candidates:
     def _expand(self, pattern: str, where: str, none_found: str, line: int) -> list[Path]:
         """``expand``'s files; when there are none, one note: the folder the pattern starts from
         lies outside the boundary (it was never walked), or ``none_found``."""
-        files, cut = _expanded(pattern, self.roots, self.catalog.boundary, self.settings)
+        files, cut = _expanded(pattern, self.roots, self.catalog.boundary, self.settings, self.witness)
         self.notes += [Note(f"{where}: {why}", "warning", line) for why in cut]  # a bound was hit
         if not files:
             why = start_outside(pattern, self.roots, self.catalog.boundary) or none_found
@@ -322,11 +363,12 @@ class _Candidates:
         sqlite: list[Path] = []
         for written in [v for v in value.split(",") if v]:
             target = absolute(base / os.path.expanduser(written))
+            self.witness.note(target)
             if not self.catalog.boundary.allows(target):
                 self.notes.append(Note(f"-- gdg: schema={written}: {self.catalog.boundary.why_not(target)}", "warning", line))
                 continue
             if target.is_dir():
-                folder_ddl, folder_sqlite = _folder_schema(self.catalog, target, self.path)
+                folder_ddl, folder_sqlite = _folder_schema(self.catalog, target, self.path, self.witness)
                 if not (folder_ddl or folder_sqlite):
                     self.notes.append(Note(f"-- gdg: schema={written}: the folder has no schema files", "warning", line))
                 ddl += folder_ddl
@@ -346,9 +388,11 @@ class _Candidates:
         folder = self.path.parent
         top = next((root for root in self.roots if folder == root or root in folder.parents), None)
         while True:
-            ddl, sqlite = _folder_schema(self.catalog, folder, self.path)
-            if ddl or sqlite:
-                return DataSource("folder", f"folder {_relative(folder, self.roots)}", tuple(ddl), tuple(sqlite))
+            unread: list[str] = []
+            ddl, sqlite = _folder_schema(self.catalog, folder, self.path, self.witness, unread)
+            if ddl or sqlite or unread:
+                return DataSource("folder", f"folder {_relative(folder, self.roots)}", tuple(ddl), tuple(sqlite),
+                                  unread=tuple(unread))
             if top is None or folder == top or folder.parent == folder:
                 return None
             folder = folder.parent
@@ -381,7 +425,16 @@ def resolve(catalog: SchemaCatalog, settings: Any, path: Path | None, text: str)
         source = rule()
         if source is None:
             continue
-        loaded = catalog.load(source.ddl, source.sqlite, source.postgres, exclude)
+        loaded = catalog.load(source.ddl, source.sqlite, source.postgres, exclude, candidates.witness)
+        if source.rule == "folder" and (loaded.failed or not (source.ddl or source.sqlite)):
+            # the nearest folder with schema files is this file's database, read or not: a farther
+            # folder's or the union's names would be another database's
+            why = "; ".join(dict.fromkeys([*source.unread, *loaded.warnings])) or "nothing could be read"
+            candidates.notes.append(Note(f"{source.label}: its schema files could not be read ({why}); no table "
+                                         f"names are offered until they can be (a farther folder's would be "
+                                         f"another database's)"))
+            return Resolution(source, [], dialects.get(chosen) if chosen else dialects.ANSI, candidates.notes,
+                              candidates.witness)
         if loaded.failed:
             candidates.notes.extend(Note(f"{source.label}: {w}") for w in loaded.warnings)
             candidates.notes.append(Note(f"{source.label}: nothing could be read; the next rule decides "
@@ -389,7 +442,8 @@ def resolve(catalog: SchemaCatalog, settings: Any, path: Path | None, text: str)
             continue
         candidates.notes.extend(Note(f"{source.label}: {w}") for w in loaded.warnings if source.rule != "folder")
         dialect = dialects.get(chosen) if chosen else _dialect(source, loaded.dialect_hints)
-        return Resolution(source, loaded.tables, dialect, candidates.notes)
+        return Resolution(source, loaded.tables, dialect, candidates.notes, candidates.witness,
+                          databases_version=catalog.databases_version if source.postgres else None)
     source = candidates.workspace()
     tables = catalog.tables(exclude=exclude)
     databases = len(catalog.folders_with_schemas()) + len(source.postgres)
@@ -400,7 +454,7 @@ def resolve(catalog: SchemaCatalog, settings: Any, path: Path | None, text: str)
             f"this file”, a `-- gdg: source=NAME` or `-- gdg: schema=PATH` comment at the top, {SETTING}, "
             f"or a schema file beside it.", "information"))
     dialect = dialects.get(chosen) if chosen else _dialect(source, catalog.dialect_hints())
-    return Resolution(source, tables, dialect, candidates.notes)
+    return Resolution(source, tables, dialect, candidates.notes, candidates.witness, version=catalog.version)
 
 
 def _written_dialect(text: str) -> str:

@@ -35,6 +35,8 @@ from gdg_lsp.languages.sql.schema import Column, ForeignKey, Schema, Table
 
 SUFFIXES = (".sqlite", ".sqlite3", ".db")
 SQLITE_MAGIC = b"SQLite format 3\x00"
+NOT_SQLITE = "not a SQLite database (skipped)"
+"""How a file under a SQLite name that is something else is reported (a source that is not one)."""
 
 
 def read_only_uri(path: Path) -> str:
@@ -58,7 +60,7 @@ def _open(path: Path, boundary: Boundary) -> sqlite3.Connection:
     ``sqlite3.Error``."""
     header, _ = boundary.head(path, len(SQLITE_MAGIC))
     if header != SQLITE_MAGIC:
-        raise Refused(f"{path}: not a SQLite database (skipped)")
+        raise Refused(f"{path}: {NOT_SQLITE}")
     connection = sqlite3.connect(read_only_uri(real(path)), uri=True, timeout=1.0)
     connection.execute("PRAGMA query_only = ON")
     return connection

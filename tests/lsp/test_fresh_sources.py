@@ -1,0 +1,132 @@
+"""Γ follows the disk at every request, through a live server in this process whose client
+watches no files (no ``workspace.didChangeWatchedFiles`` capability, as Neovim on Linux) and
+with the server's own watcher off (``gdg.watchFiles: off``): what a terminal, a checkout or a
+generator writes is in Γ at the next request, asked at once after the write (well within
+100 ms), and nothing of what it replaced is.
+
+The attack as a user saw it: a folder with its own ``schema.sql`` was created while the
+server ran and a query opened there at once; the catalog had walked the workspace before the
+folder existed, the nearest-folder rule found no schema beside the query, and the union of
+the other folders' databases answered: the scope arm wrote ``* FROM users WHERE …`` with
+``users`` from another database, labelled guaranteed.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from gdg_lsp.bench.inprocess import InProcessServer
+
+OFF = {"model": "random:7", "maxTokens": 24, "maxLines": 1, "timeoutMs": 30000, "watchFiles": "off"}
+
+
+async def _gamma(server: InProcessServer, uri: str, line: int, character: int) -> dict[str, list[str]]:
+    """Γ at the position, by sort (``gdg/explain`` without a decode)."""
+    report = (await server.request("gdg/explain", {"textDocument": {"uri": uri},
+                                                   "position": {"line": line, "character": character},
+                                                   "decode": False}, timeout=60))["result"]
+    assert "hole" in report, report
+    return report["hole"]["gamma"]
+
+
+def _names(gamma: dict[str, list[str]], *sorts: str) -> set[str]:
+    return {name for sort in sorts for name in gamma.get(sort, ())}
+
+
+def _change(server: InProcessServer, uri: str, version: int, text: str) -> None:
+    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                             "contentChanges": [{"text": text}]})
+
+
+class _Clock:
+    """The time from a write on disk to the request that must see it."""
+
+    def __init__(self) -> None:
+        self.written = time.monotonic()
+
+    def mark(self) -> None:
+        self.written = time.monotonic()
+
+    def asked(self) -> float:
+        return time.monotonic() - self.written
+
+
+# -- SQL ----------------------------------------------------------------------------------------------
+
+
+QUERY = "SELECT * FROM "
+
+
+async def test_sql_a_new_database_folder_is_its_own_source_at_once(tmp_path: Path):
+    """Two databases share the table name ``users`` (with other columns); ``orders_a`` is the
+    first's alone and must never appear in the second's Γ."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "schema.sql").write_text(
+        "CREATE TABLE users (id INT, shop_email TEXT);\nCREATE TABLE orders_a (id INT, total INT);\n")
+    first = (tmp_path / "shop" / "q.sql").as_uri()
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        server.open(first, QUERY, language_id="sql")
+        gamma = await _gamma(server, first, 0, len(QUERY))
+        assert {"users", "orders_a"} <= _names(gamma, "Table")  # the workspace has been walked
+
+        clock = _Clock()
+        (tmp_path / "crm").mkdir()
+        (tmp_path / "crm" / "schema.sql").write_text(
+            "CREATE TABLE users (id INT, crm_phone TEXT);\nCREATE TABLE invoices (id INT, amount INT);\n")
+        second = (tmp_path / "crm" / "q.sql").as_uri()
+        server.open(second, QUERY, language_id="sql")
+        gamma = await _gamma(server, second, 0, len(QUERY))
+        assert clock.asked() < 5  # asked at once (the request itself may wait for a busy thread)
+        tables = _names(gamma, "Table")
+        assert {"users", "invoices"} <= tables
+        assert "orders_a" not in tables, tables  # another database's table: the union answered
+        columns = _names(gamma, "Column")
+        assert not any("shop_email" in c for c in columns), columns
+
+        # the second database's schema changes on disk (same folder, same file, the same size)
+        clock.mark()
+        (tmp_path / "crm" / "schema.sql").write_text(
+            "CREATE TABLE users (id INT, crm_phone TEXT);\nCREATE TABLE invoicez (id INT, amount INT);\n")
+        _change(server, second, 2, QUERY + " ")
+        tables = _names(await _gamma(server, second, 0, len(QUERY) + 1), "Table")
+        assert "invoicez" in tables and "invoices" not in tables, tables
+
+
+async def test_sql_a_nearer_schema_that_cannot_be_read_answers_empty_not_the_union(tmp_path: Path):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "schema.sql").write_text("CREATE TABLE orders_a (id INT);\n")
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        probe = (tmp_path / "shop" / "q.sql").as_uri()
+        server.open(probe, QUERY, language_id="sql")
+        assert "orders_a" in _names(await _gamma(server, probe, 0, len(QUERY)), "Table")
+
+        (tmp_path / "crm").mkdir()
+        # a SQLite database cut short (a copy under way): SQLite's header, then nothing it can read
+        (tmp_path / "crm" / "crm.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 80)
+        uri = (tmp_path / "crm" / "q.sql").as_uri()
+        server.open(uri, QUERY, language_id="sql")
+        tables = _names(await _gamma(server, uri, 0, len(QUERY)), "Table")
+        assert "orders_a" not in tables, tables
+        said = await server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                     and m["params"]["uri"] == uri and m["params"]["diagnostics"], 30)
+        assert any("could not be read" in d["message"] for d in said["params"]["diagnostics"]), said
+
+
+async def test_sql_a_sqlite_database_replaced_on_disk_is_read_again(tmp_path: Path):
+    import sqlite3
+
+    db = tmp_path / "app.sqlite"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE before_t (a INT)")
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        uri = (tmp_path / "q.sql").as_uri()
+        server.open(uri, QUERY, language_id="sql")
+        assert "before_t" in _names(await _gamma(server, uri, 0, len(QUERY)), "Table")
+        fresh = tmp_path / "next.sqlite"
+        with sqlite3.connect(fresh) as connection:
+            connection.execute("CREATE TABLE after_t (a INT)")
+        fresh.replace(db)  # a generator writes the new database beside it and renames it into place
+        _change(server, uri, 2, QUERY + " ")
+        tables = _names(await _gamma(server, uri, 0, len(QUERY) + 1), "Table")
+        assert "after_t" in tables and "before_t" not in tables, tables
