@@ -141,3 +141,22 @@ async def test_a_star_import_source_over_the_size_limit_is_not_read(tmp_path):
     assert "GENERATED_NAME_1" not in labels
     messages = _not_read(diagnostics, 0)
     assert messages and f"over the limit of {MAX_SOURCE_BYTES / 2**20:.1f} MiB" in messages[0]
+    assert "gdg.limits.sourceBytes" in messages[0]
+
+
+async def test_the_source_bound_is_the_users_setting(tmp_path):
+    workspace, _ = _layout(tmp_path)
+    (workspace / "generated.py").write_text("".join(f"GENERATED_NAME_{n} = {n}\n" for n in range(400)))  # 9 KB
+    text = "from generated import *\n\n"
+    options = {**OPTIONS, "limits": {"sourceBytes": 4096}}
+    async with InProcessServer(initialization_options=options, root_uri=workspace.as_uri()) as server:
+        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.py").as_uri(), text,
+                                                            "python", 1, 0)
+    assert "GENERATED_NAME_1" not in labels
+    messages = _not_read(diagnostics, 0)
+    assert len(messages) == 1 and "over the limit of 4,096 bytes" in messages[0]
+    assert "gdg.limits.sourceBytes" in messages[0]
+    async with InProcessServer(initialization_options=OPTIONS, root_uri=workspace.as_uri()) as server:
+        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "other.py").as_uri(), text,
+                                                            "python", 1, 0)
+    assert "GENERATED_NAME_1" in labels and not _not_read(diagnostics, 0)  # within the default bound

@@ -46,7 +46,7 @@ from gdg_lsp.languages.python import member_warnings
 from gdg_lsp.languages.python import members as python_members
 from gdg_lsp.languages.python.imports import star_names, unread_reason
 from gdg_lsp.languages.suggest import closest
-from gdg_lsp.settings import DEFINING_ATTR_METHODS
+from gdg_lsp.settings import DEFINING_ATTR_METHODS, limits_of
 
 LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 
@@ -325,7 +325,7 @@ class PythonAnalyzer(Analyzer):
     def __init__(self, incremental: bool = True) -> None:
         """``incremental=False`` analyses every request from scratch (the reference the
         per-document cache is tested against)."""
-        self._cache: BoundedCache[str, _Analysis] = BoundedCache("python.analyses", 16)
+        self._cache: BoundedCache[tuple, _Analysis] = BoundedCache("python.analyses", 16)
         self.incremental = incremental
         self._documents = python_cache.document_states()
 
@@ -338,7 +338,9 @@ class PythonAnalyzer(Analyzer):
     # -- analysis (cached by the text's digest) -------------------------------
 
     def analysis(self, text: str, tree: Any, uri: str, workspace: WorkspaceContext) -> _Analysis:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() + uri
+        # star imports are resolved in the document's folders and within the source bound: both key it
+        key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), uri,
+               tuple(map(str, workspace.roots)), limits_of(workspace.settings).source_bytes)
         if (hit := self._cache.get(key)) is not None:
             return hit
         source = text.encode("utf-8", "surrogatepass")
@@ -354,7 +356,8 @@ class PythonAnalyzer(Analyzer):
         module = tree.module
         unresolved = []
         for name, level, pos in module.star_imports:
-            names = star_names(name, level, uri_to_path(uri), workspace.roots)
+            names = star_names(name, level, uri_to_path(uri), workspace.roots,
+                               limits_of(workspace.settings).source_bytes)
             if names is None:
                 unresolved.append((name, level, pos))
                 continue
@@ -529,7 +532,7 @@ class PythonAnalyzer(Analyzer):
         """The module surfaces of the interpreter ``gdg.python.interpreter`` names."""
         python = getattr(getattr(workspace, "settings", None), "python", None)
         search = interpreter.resolve(getattr(python, "interpreter", "") or "", workspace.roots)
-        return surfaces.reader_for(search, workspace.roots)
+        return surfaces.reader_for(search, workspace.roots, limits_of(workspace.settings).source_bytes)
 
     def _with_members(self, analysis: _Analysis, offset: int, uri: str, gamma: Gamma, workspace: WorkspaceContext
                       ) -> tuple[Gamma, python_members.Report | None]:
@@ -909,7 +912,8 @@ class PythonAnalyzer(Analyzer):
         """A star import whose source was found but not read (outside the workspace, too large)."""
         findings = []
         for name, level, end in tree.module.star_imports:
-            why = unread_reason(name, level, uri_to_path(uri), workspace.roots)
+            why = unread_reason(name, level, uri_to_path(uri), workspace.roots,
+                                limits_of(workspace.settings).source_bytes)
             if why is not None:
                 line = tree.source[tree.source.rfind(b"\n", 0, end) + 1 : end].decode("utf-8", "replace")
                 stop = len(tree.source[:end].decode("utf-8", "replace"))
@@ -1001,7 +1005,8 @@ class PythonAnalyzer(Analyzer):
         used = python_definitions.names_near(snapshot.text, hole.region_start, hole.cursor)
         tokens = getattr(workspace.settings, "context_tokens", 1024) or 1024
         return python_definitions.context(imported, used, uri_to_path(snapshot.uri), workspace.roots,
-                                          int(tokens * 3 * DEFINITIONS_SHARE))
+                                          int(tokens * 3 * DEFINITIONS_SHARE),
+                                          limits_of(workspace.settings).source_bytes)
 
     def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
         if statement.rstrip().endswith(":"):

@@ -103,17 +103,17 @@ def _defined(node: ast.stmt, name: str) -> bool:
     return False
 
 
-def _chunk(path: Path, name: str, boundary: Boundary) -> str:
+def _chunk(path: Path, name: str, boundary: Boundary, max_bytes: int) -> str:
     """The stub of ``name``'s top-level definition in ``path`` ("" when there is none)."""
     try:
         mtime = path.stat().st_mtime_ns
     except OSError:
         return ""
-    key = (str(path), mtime, name)
+    key = (str(path), mtime, name, max_bytes)
     found = _CHUNKS.get(key)
     if found is None:
         try:
-            source = boundary.read_text(path, imports.MAX_SOURCE_BYTES)
+            source = boundary.read_text(path, max_bytes)
             tree = python_ast.parse(source)
         except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
             source, tree = "", None
@@ -123,9 +123,10 @@ def _chunk(path: Path, name: str, boundary: Boundary) -> str:
 
 
 def context(imported: Iterable[tuple[str, str, str]], used: set[str], document: Path | None,
-            roots: list[Path], max_chars: int) -> str:
+            roots: list[Path], max_chars: int, max_bytes: int = imports.MAX_SOURCE_BYTES) -> str:
     """Stubs of the imported names in ``used``, in the order given (the document's imports),
-    each headed by where it comes from, within ``max_chars`` (whole chunks only).
+    each headed by where it comes from, within ``max_chars`` (whole chunks only; a source file
+    over ``max_bytes``, ``gdg.limits.sourceBytes``, gives none).
 
     ``imported``: (local name, module as written with its leading dots, name in the module)."""
     folders = workspace_folders(document, roots)
@@ -139,7 +140,7 @@ def context(imported: Iterable[tuple[str, str, str]], used: set[str], document: 
         path = imports.module_source(module.lstrip("."), level, document, roots)
         if path is None or not boundary.allows(path):
             continue  # not the user's code (the standard library, site-packages): the model knows it
-        chunk = _chunk(path, original, boundary)
+        chunk = _chunk(path, original, boundary, max_bytes)
         if not chunk:
             continue
         part = f"# {comment_text(f'{module}.{original} ({path.name}):')}\n{chunk}"

@@ -16,8 +16,8 @@ part of the interpreter, never of the workspace.
 
 A source is read only when its real path lies inside the workspace folders (a
 document outside them brings its own folder) or the server's own import path, and when it holds at
-most ``MAX_SOURCE_BYTES`` (``gdg_lsp.boundary``); otherwise its names are unknown and
-``unread_reason`` says why (the analyzer reports it on the import).
+most ``gdg.limits.sourceBytes`` (``MAX_SOURCE_BYTES`` by default; ``gdg_lsp.boundary``); otherwise
+its names are unknown and ``unread_reason`` says why (the analyzer reports it on the import).
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ def _stdlib_extension_spec(module: str):
 
 
 @lru_cache(maxsize=256)
-def _names_from_source(path: str, mtime_ns: int, boundary: Boundary) -> tuple[str, ...] | None:
+def _names_from_source(path: str, mtime_ns: int, boundary: Boundary, max_bytes: int) -> tuple[str, ...] | None:
     try:
-        tree = python_ast.parse(boundary.read_text(path, MAX_SOURCE_BYTES))
+        tree = python_ast.parse(boundary.read_text(path, max_bytes))
     except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     exported: list[str] | None = None
@@ -185,8 +185,10 @@ def _boundary(document: Path | None, roots: list[Path]) -> Boundary:
     return Boundary.of(workspace_folders(document, roots), _import_path())
 
 
-def star_names(module: str, level: int, document: Path | None, roots: list[Path]) -> tuple[str, ...] | None:
-    """Names ``from <level dots><module> import *`` binds, or None when they cannot be read."""
+def star_names(module: str, level: int, document: Path | None, roots: list[Path],
+               max_bytes: int = MAX_SOURCE_BYTES) -> tuple[str, ...] | None:
+    """Names ``from <level dots><module> import *`` binds, or None when they cannot be read (a
+    source over ``max_bytes``, ``gdg.limits.sourceBytes``, is not)."""
     path = _source(module, level, document, roots)
     if path is None:
         return None if level else _stdlib_extension_names(module)
@@ -194,11 +196,22 @@ def star_names(module: str, level: int, document: Path | None, roots: list[Path]
         mtime = path.stat().st_mtime_ns
     except OSError:
         return None
-    return _names_from_source(str(path), mtime, _boundary(document, roots))
+    return _names_from_source(str(path), mtime, _boundary(document, roots), max_bytes)
 
 
-def unread_reason(module: str, level: int, document: Path | None, roots: list[Path]) -> str | None:
+def unread_reason(module: str, level: int, document: Path | None, roots: list[Path],
+                  max_bytes: int = MAX_SOURCE_BYTES) -> str | None:
     """Why the source of a star import was found but is not read (outside the allowed
-    folders, too large, not a regular file), or None."""
+    folders, larger than ``max_bytes``, not a regular file), or None."""
     path = _source(module, level, document, roots)
-    return None if path is None else _boundary(document, roots).refusal(path, MAX_SOURCE_BYTES)
+    why = None if path is None else _boundary(document, roots).refusal(path, max_bytes)
+    if why is not None and _larger(path, max_bytes):
+        why += " (the bound is gdg.limits.sourceBytes)"
+    return why
+
+
+def _larger(path: Path, max_bytes: int) -> bool:
+    try:
+        return os.stat(path).st_size > max_bytes
+    except OSError:
+        return False

@@ -138,8 +138,11 @@ class SurfaceReader:
     dictionaries replaced entry by entry, and the caches are BoundedCaches)."""
 
     def __init__(self, search: SearchPath, roots: Sequence[Path] = (), revalidate_s: float = 2.0,
-                 max_modules: int = 256) -> None:
+                 max_modules: int = 256, max_source_bytes: int = MAX_SOURCE_BYTES) -> None:
         self.search = search
+        self.max_source_bytes = max_source_bytes
+        """The largest stub or source read (``gdg.limits.sourceBytes``): a larger one leaves its
+        module open, with the reason."""
         self.roots = tuple(Path(r) for r in roots)
         bases = [*self.roots, *(r / "src" for r in self.roots if (r / "src").is_dir()), *search.paths]
         self.bases = tuple(dict.fromkeys(b for b in bases if b.is_dir()))
@@ -338,7 +341,7 @@ class SurfaceReader:
                 elsewhere = _other_platforms(stub_tree.body, self._truth(located.stub))
                 why.append(f"stub {located.stub}")
             if located.source is not None:
-                source_tree = python_ast.parse(self.boundary.read(located.source, MAX_SOURCE_BYTES),
+                source_tree = python_ast.parse(self.boundary.read(located.source, self.max_source_bytes),
                                                filename=str(located.source))
                 why.append(f"source {located.source}")
         except (OSError, Refused, SyntaxError, ValueError, RecursionError, ts_parser.InvalidStub) as err:
@@ -397,7 +400,7 @@ class SurfaceReader:
         return names
 
     def _stub(self, name: str, path: Path) -> tuple[ts_parser.NameDict, ast.Module]:
-        tree = python_ast.parse(self.boundary.read(path, MAX_SOURCE_BYTES), filename=str(path))
+        tree = python_ast.parse(self.boundary.read(path, self.max_source_bytes), filename=str(path))
         is_init = path.name in ("__init__.pyi", "__init__.py")
         names = ts_parser.parse_ast(tree, self.context, typeshed_client.ModulePath(tuple(name.split("."))),
                                     file_path=path, is_init=is_init)
@@ -650,6 +653,7 @@ def _rewrites_globals(stmt: ast.stmt) -> bool:
 _READERS: BoundedCache[tuple, SurfaceReader] = BoundedCache("python.surface-readers", 4)
 
 
-def reader_for(search: SearchPath, roots: Sequence[Path]) -> SurfaceReader:
-    key = (search.key, tuple(Path(r) for r in roots))
-    return _READERS.get_or_make(key, lambda: SurfaceReader(search, roots))
+def reader_for(search: SearchPath, roots: Sequence[Path],
+               max_source_bytes: int = MAX_SOURCE_BYTES) -> SurfaceReader:
+    key = (search.key, tuple(Path(r) for r in roots), max_source_bytes)
+    return _READERS.get_or_make(key, lambda: SurfaceReader(search, roots, max_source_bytes=max_source_bytes))
