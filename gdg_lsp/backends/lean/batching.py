@@ -62,12 +62,14 @@ from gdg_lsp.backends.lean.llama import (
     attend,
     causal_mask,
     feed_forward,
+    prefill_chunk,
     rms_norm,
 )
 from gdg_lsp.vocab import Vocabulary
 
 PREFILL_CHUNK = 64
-"""Prompt tokens per prefill forward: between two chunks the decoding slots take a step."""
+"""Most prompt tokens per prefill forward: between two chunks the decoding slots take a step
+(fewer for a larger model: ``llama.prefill_chunk``)."""
 
 WINDOW_S = 0.008
 """How long a batch waits for the expected slots once the model is free. Between two
@@ -455,7 +457,7 @@ class SlotPool:
                 self._prefills.popleft()
             job.future.set_exception(PrefillCancelled(f"cancelled after {job.ran} prompt tokens"))
             return
-        chunk = job.ids[:PREFILL_CHUNK]
+        chunk = job.ids[: min(PREFILL_CHUNK, prefill_chunk(self.weights.shape))]
         began = time.perf_counter()
         try:
             with torch.inference_mode():

@@ -57,7 +57,23 @@ from gdg_lsp.backends.lean.quant import QuantLinear, QuantTensor, packable
 from gdg_lsp.vocab import Vocabulary
 
 PREFILL_CHUNK = 256
-"""Prompt tokens per forward during a prefill (bounds the attention scores' memory)."""
+"""Most prompt tokens per forward during a prefill (bounds the attention scores' memory)."""
+
+CHUNK_MACS = 12e9
+"""Multiply-adds of the layers per prefill chunk. A prefill stops between chunks when a newer
+request cancels it, so a chunk is what that request may wait: about 0.15 s on one core with
+the packed kernels (≈ 80 GMAC/s), whatever the model (``prefill_chunk``). Smaller chunks cost
+little: the weights are read once per chunk, and at 32 tokens a chunk of the 0.5B coder spent
+as long per token as at 256 (docs/PERFORMANCE.md)."""
+
+
+def prefill_chunk(shape: LlamaShape) -> int:
+    """Prompt tokens per prefill forward for this model: ``CHUNK_MACS`` worth of its layers'
+    products (SmolLM2-135M 112, Qwen2.5-0.5B 32, Qwen2.5-1.5B 16), a multiple of 16 within
+    16 .. ``PREFILL_CHUNK``."""
+    attention = shape.hidden * (shape.heads + 2 * shape.kv_heads) * shape.head_dim + shape.heads * shape.head_dim * shape.hidden
+    per_token = shape.layers * (attention + 3 * shape.hidden * shape.intermediate)
+    return max(16, min(PREFILL_CHUNK, int(CHUNK_MACS // per_token) // 16 * 16))
 
 QUANTS = ("none", "int8", "packed")
 """Weight formats of ``build_weights`` (``linear.py``): fp32 (bf16 on a GPU); int8 with
@@ -240,7 +256,7 @@ def build_weights(shape: LlamaShape, state: dict[str, torch.Tensor | QuantTensor
         # the output layer's blocks packed (it only ever sees a few rows); the
         # embeddings stay the file's blocks, de-quantized per looked-up token
         head: Linear = QuantLinear([head_w.first_rows(rows)])
-        embed_kept: torch.Tensor | QuantTensor | None = embed if isinstance(embed, QuantTensor) else embed.float()
+        embed_kept: torch.Tensor | QuantTensor | None = embed.owned() if isinstance(embed, QuantTensor) else embed.float()
         return LlamaWeights(shape, embed_kept, layers, norm("norm.weight"), head, quant, device, dtype)
     tied_here = head_w is embed
     embed = _widened(embed)
@@ -456,15 +472,16 @@ class FastLlamaBackend:
 
     def _forward(self, ids: Sequence[int], allowed: torch.Tensor | None = None, cancel=None) -> torch.Tensor:
         began = time.perf_counter()
+        size = prefill_chunk(self.weights.shape)
         with torch.inference_mode():
             logits = None
-            for at in range(0, len(ids), PREFILL_CHUNK):
+            for at in range(0, len(ids), size):
                 if at and cancel is not None and cancel.is_set():
                     self.stats.model_seconds += time.perf_counter() - began
                     self._ids.extend(ids[:at])  # what the cache holds: the next request reuses it
                     raise PrefillCancelled(f"cancelled after {at} of {len(ids)} prompt tokens")
-                chunk = ids[at : at + PREFILL_CHUNK]
-                last = at + PREFILL_CHUNK >= len(ids)
+                chunk = ids[at : at + size]
+                last = at + size >= len(ids)
                 logits = self.model.forward(chunk, allowed if last else None, logits=last)
         self.stats.model_seconds += time.perf_counter() - began
         self._ids.extend(ids)
@@ -476,7 +493,7 @@ class FastLlamaBackend:
         return self.prefill_until(ids, None)
 
     def prefill_until(self, ids: Sequence[int], cancel) -> torch.Tensor:
-        """``prefill``, stopping between chunks of ``PREFILL_CHUNK`` tokens once ``cancel`` is set."""
+        """``prefill``, stopping between chunks (``prefill_chunk``) once ``cancel`` is set."""
         if not ids:
             raise ValueError("empty prompt")
         keep = min(common_prefix(self._ids, ids), len(ids) - 1)

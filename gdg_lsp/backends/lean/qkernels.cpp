@@ -48,6 +48,13 @@
 #include <immintrin.h>
 #endif
 
+// plain loops compiled for each of these ISAs, one clone picked at load time
+#if defined(QK_X86) && defined(__GNUC__) && !defined(__clang__)
+#define QK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define QK_CLONES
+#endif
+
 namespace {
 
 // ggml's type ids (gguf.GGMLQuantizationType)
@@ -68,18 +75,21 @@ struct Format {
     int raw_elems;   // weights of one GGUF block
 };
 
+constexpr Format format_const(int qtype) {
+    return qtype == Q4_0   ? Format{4, 256, 8, false, false, false, 18, 32}
+           : qtype == Q4_1 ? Format{4, 256, 0, true, false, false, 20, 32}
+           : qtype == Q5_0 ? Format{5, 320, 16, false, false, false, 22, 32}
+           : qtype == Q5_1 ? Format{5, 320, 0, true, false, false, 24, 32}
+           : qtype == Q8_0 ? Format{8, 512, 128, false, false, false, 34, 32}
+           : qtype == Q4_K ? Format{4, 256, 0, true, true, false, 144, 256}
+           : qtype == Q5_K ? Format{5, 320, 0, true, true, false, 176, 256}
+           : qtype == Q6_K ? Format{6, 384, 32, false, true, true, 210, 256}
+                           : Format{0, 0, 0, false, false, false, 0, 0};
+}
+
 bool format_of(int qtype, Format* f) {
-    switch (qtype) {
-        case Q4_0: *f = {4, 256, 8, false, false, false, 18, 32}; return true;
-        case Q4_1: *f = {4, 256, 0, true, false, false, 20, 32}; return true;
-        case Q5_0: *f = {5, 320, 16, false, false, false, 22, 32}; return true;
-        case Q5_1: *f = {5, 320, 0, true, false, false, 24, 32}; return true;
-        case Q8_0: *f = {8, 512, 128, false, false, false, 34, 32}; return true;
-        case Q4_K: *f = {4, 256, 0, true, true, false, 144, 256}; return true;
-        case Q5_K: *f = {5, 320, 0, true, true, false, 176, 256}; return true;
-        case Q6_K: *f = {6, 384, 32, false, true, true, 210, 256}; return true;
-        default: return false;
-    }
+    *f = format_const(qtype);
+    return f->bits != 0;
 }
 
 // sizes of the packed arrays, per tile (elements of their type)
@@ -99,6 +109,7 @@ Sizes sizes_of(const Format& f, int64_t K) {
 }
 
 struct Packed {
+    int qtype;
     Format f;
     int64_t K, tiles;
     const uint8_t* codes;
@@ -299,112 +310,172 @@ float tile_weight(const Packed& p, int64_t t, int r, int64_t k) {
 }
 
 // Activations: int8 per block of 32 inputs with its own scale, and the codes' sums per 16.
-void quantize_activations(const float* x, int64_t M, int64_t K, int8_t* xq, float* dx, int32_t* xs) {
-    int64_t nb = K / BLOCK;
-    for (int64_t m = 0; m < M; ++m) {
-        for (int64_t b = 0; b < nb; ++b) {
-            const float* v = x + m * K + b * BLOCK;
-            float amax = 0.f;
-            for (int i = 0; i < BLOCK; ++i) amax = std::max(amax, fabsf(v[i]));
-            float d = amax / 127.f, inv = amax > 0.f ? 127.f / amax : 0.f;
-            int8_t* q = xq + m * K + b * BLOCK;
-            int32_t s0 = 0, s1 = 0;
-            for (int i = 0; i < BLOCK; ++i) {
-                int value = (int)nearbyintf(v[i] * inv);
-                value = std::min(127, std::max(-127, value));
-                q[i] = (int8_t)value;
-                (i < 16 ? s0 : s1) += value;
-            }
-            dx[m * nb + b] = d;
-            xs[m * (K / 16) + 2 * b] = s0;
-            xs[m * (K / 16) + 2 * b + 1] = s1;
+QK_CLONES void quantize_row(const float* x, int64_t K, int8_t* xq, float* dx, int32_t* xs) {
+    for (int64_t b = 0; b < K / BLOCK; ++b) {
+        const float* v = x + b * BLOCK;
+        float amax = 0.f;
+#pragma omp simd reduction(max : amax)
+        for (int i = 0; i < BLOCK; ++i) amax = std::max(amax, fabsf(v[i]));
+        const float inv = amax > 0.f ? 127.f / amax : 0.f;
+        int32_t q[BLOCK];
+#pragma omp simd
+        for (int i = 0; i < BLOCK; ++i) {
+            // round to nearest (ties to even) by the 1.5 * 2^23 trick: |v * inv| <= 127
+            q[i] = (int32_t)((v[i] * inv + 12582912.f) - 12582912.f);
         }
+        int32_t s0 = 0, s1 = 0;
+#pragma omp simd reduction(+ : s0)
+        for (int i = 0; i < 16; ++i) s0 += q[i];
+#pragma omp simd reduction(+ : s1)
+        for (int i = 16; i < BLOCK; ++i) s1 += q[i];
+        for (int i = 0; i < BLOCK; ++i) xq[b * BLOCK + i] = (int8_t)q[i];
+        dx[b] = amax / 127.f;
+        xs[2 * b] = s0;
+        xs[2 * b + 1] = s1;
     }
 }
 
+void quantize_activations(const float* x, int64_t M, int64_t K, int8_t* xq, float* dx, int32_t* xs, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && M * K >= (1 << 16))
+    for (int64_t m = 0; m < M; ++m) quantize_row(x + m * K, K, xq + m * K, dx + m * (K / BLOCK), xs + m * (K / 16));
+}
+
 constexpr int64_t ROWS_PER_PASS = 64;  // activation rows per pass over a tile (their accumulators stay in L1)
+constexpr int64_t PAIRED_ROWS = 8;     // beyond this many rows, tiles are taken two at a time
 
 #ifdef QK_X86
 
 #define QK_TARGET_512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
 #define QK_TARGET_256 __attribute__((target("avx2,fma,f16c")))
 
-QK_TARGET_512 void tile_avx512(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
-                               int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
-    const Format& f = p.f;
-    const int64_t K = p.K, nb = K / BLOCK;
-    Sizes s = sizes_of(f, K);
-    alignas(64) float acc[ROWS_PER_PASS * TILE];
-    for (int64_t m = 0; m < rows; ++m) _mm512_store_ps(acc + m * TILE, _mm512_setzero_ps());
+// The codes of a tile's block as the eight operands of VPDPBUSD (unsigned bytes).
+template <int BITS>
+QK_TARGET_512 inline void load_ops_512(const uint8_t* cb, __m512i* op) {
     const __m512i low4 = _mm512_set1_epi8(0x0F), bit5 = _mm512_set1_epi8(0x10), bits56 = _mm512_set1_epi8(0x30);
-    const uint8_t* codes = p.codes + t * s.codes;
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* cb = codes + b * f.code_bytes;
-        __m512i op[8];
-        if (f.bits == 8) {
-            for (int j = 0; j < 8; ++j) op[j] = _mm512_loadu_si512(cb + 64 * j);
-        } else {
-            for (int g = 0; g < 4; ++g) {
-                __m512i v = _mm512_loadu_si512(cb + 64 * g);
-                op[2 * g] = _mm512_and_si512(v, low4);
-                op[2 * g + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-            }
-            if (f.bits == 5) {
-                for (int j = 0; j < 8; ++j) {
-                    uint64_t bits;
-                    memcpy(&bits, cb + 256 + 8 * j, 8);
-                    __mmask64 k = (__mmask64)bits;
-                    op[j] = _mm512_mask_add_epi8(op[j], k, op[j], bit5);
-                }
-            } else if (f.bits == 6) {
-                for (int h = 0; h < 2; ++h) {
-                    __m512i v = _mm512_loadu_si512(cb + 256 + 64 * h);
-                    op[4 * h + 0] = _mm512_or_si512(op[4 * h + 0], _mm512_and_si512(_mm512_slli_epi16(v, 4), bits56));
-                    op[4 * h + 1] = _mm512_or_si512(op[4 * h + 1], _mm512_and_si512(_mm512_slli_epi16(v, 2), bits56));
-                    op[4 * h + 2] = _mm512_or_si512(op[4 * h + 2], _mm512_and_si512(v, bits56));
-                    op[4 * h + 3] = _mm512_or_si512(op[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(v, 2), bits56));
-                }
-            }
+    if (BITS == 8) {
+        for (int j = 0; j < 8; ++j) op[j] = _mm512_loadu_si512(cb + 64 * j);
+        return;
+    }
+    for (int g = 0; g < 4; ++g) {
+        __m512i v = _mm512_loadu_si512(cb + 64 * g);
+        op[2 * g] = _mm512_and_si512(v, low4);
+        op[2 * g + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    }
+    if (BITS == 5) {
+        for (int j = 0; j < 8; ++j) {
+            uint64_t bits;
+            memcpy(&bits, cb + 256 + 8 * j, 8);
+            op[j] = _mm512_mask_add_epi8(op[j], (__mmask64)bits, op[j], bit5);
         }
-        const int64_t g = f.ksuper ? b / (SUPER / BLOCK) : b;
-        __m512 scale = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fs + t * s.fs + g * TILE)));
-        __m512 minimum = _mm512_setzero_ps();
-        __m512i sc0 = _mm512_setzero_si512(), sc1 = _mm512_setzero_si512();
-        if (f.ksuper && f.sub16) {
-            const uint8_t* q = p.isc + t * s.isc + b * 2 * TILE;
-            sc0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)q));
-            sc1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(q + TILE)));
-        } else if (f.ksuper) {
-            __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.isc + t * s.isc + b * TILE))));
-            __m512 mn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.imn + t * s.imn + b * TILE))));
-            __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
-            scale = _mm512_mul_ps(scale, sc);
-            minimum = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, mn));
-        } else if (f.affine) {
-            minimum = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
+    } else if (BITS == 6) {
+        for (int h = 0; h < 2; ++h) {
+            __m512i v = _mm512_loadu_si512(cb + 256 + 64 * h);
+            op[4 * h + 0] = _mm512_or_si512(op[4 * h + 0], _mm512_and_si512(_mm512_slli_epi16(v, 4), bits56));
+            op[4 * h + 1] = _mm512_or_si512(op[4 * h + 1], _mm512_and_si512(_mm512_slli_epi16(v, 2), bits56));
+            op[4 * h + 2] = _mm512_or_si512(op[4 * h + 2], _mm512_and_si512(v, bits56));
+            op[4 * h + 3] = _mm512_or_si512(op[4 * h + 3], _mm512_and_si512(_mm512_srli_epi16(v, 2), bits56));
+        }
+    }
+}
+
+// A tile's block parameters: the fp32 scale (x the integer scale of K-quants but Q6_K's),
+// the minimum of affine formats, Q6_K's two integer scales.
+struct Scales512 {
+    __m512 scale, minimum;
+    __m512i sc0, sc1;
+};
+
+template <int QT>
+QK_TARGET_512 inline Scales512 block_scales_512(const Packed& p, const Sizes& s, int64_t t, int64_t b) {
+    constexpr Format f = format_const(QT);
+    const int64_t g = f.ksuper ? b / (SUPER / BLOCK) : b;
+    Scales512 out;
+    out.scale = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fs + t * s.fs + g * TILE)));
+    out.minimum = _mm512_setzero_ps();
+    out.sc0 = out.sc1 = _mm512_setzero_si512();
+    if (f.ksuper && f.sub16) {
+        const uint8_t* q = p.isc + t * s.isc + b * 2 * TILE;
+        out.sc0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)q));
+        out.sc1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(q + TILE)));
+    } else if (f.ksuper) {
+        __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.isc + t * s.isc + b * TILE))));
+        __m512 mn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(p.imn + t * s.imn + b * TILE))));
+        __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
+        out.scale = _mm512_mul_ps(out.scale, sc);
+        out.minimum = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, mn));
+    } else if (f.affine) {
+        out.minimum = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(p.fm + t * s.fm + g * TILE)));
+    }
+    return out;
+}
+
+// NT neighbouring tiles (t, t+1, ...) times rows m0 .. m0+rows of the activations: each
+// activation broadcast feeds NT tiles' products (a prefill chunk), out[., col + 16 i] for tile t+i
+template <int QT, int NT>
+QK_TARGET_512 void tiles_avx512(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
+                                int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
+    constexpr Format f = format_const(QT);
+    const int64_t K = p.K, nb = K / BLOCK;
+    const Sizes s = sizes_of(f, K);
+    alignas(64) float acc[ROWS_PER_PASS * TILE * NT];
+    for (int64_t m = 0; m < rows * NT; ++m) _mm512_store_ps(acc + m * TILE, _mm512_setzero_ps());
+    for (int64_t b = 0; b < nb; ++b) {
+        __m512i op[NT][8];
+        Scales512 sc[NT];
+        for (int i = 0; i < NT; ++i) {
+            load_ops_512<f.bits>(p.codes + (t + i) * s.codes + b * f.code_bytes, op[i]);
+            sc[i] = block_scales_512<QT>(p, s, t + i, b);
         }
         for (int64_t m = 0; m < rows; ++m) {
             const int64_t row = m0 + m;
             const int32_t* xw = (const int32_t*)(xq + row * K + b * BLOCK);
-            __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-            for (int j = 0; j < 4; ++j) s0 = _mm512_dpbusd_epi32(s0, op[j], _mm512_set1_epi32(xw[j]));
-            for (int j = 4; j < 8; ++j) s1 = _mm512_dpbusd_epi32(s1, op[j], _mm512_set1_epi32(xw[j]));
-            const int32_t xa = xs[row * (K / 16) + 2 * b], xb = xs[row * (K / 16) + 2 * b + 1];
-            const float d = dx[row * nb + b];
-            __m512 a = _mm512_load_ps(acc + m * TILE);
-            if (f.sub16) {
-                __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_sub_epi32(s0, _mm512_set1_epi32(f.off * xa)), sc0),
-                                             _mm512_mullo_epi32(_mm512_sub_epi32(s1, _mm512_set1_epi32(f.off * xb)), sc1));
-                a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(scale, _mm512_set1_ps(d)), a);
-            } else {
-                __m512i v = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(f.off * (xa + xb)));
-                a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(scale, _mm512_set1_ps(d)), a);
-                if (f.affine) a = _mm512_fmadd_ps(minimum, _mm512_set1_ps(d * (float)(xa + xb)), a);
+            __m512i s0[NT], s1[NT];
+            for (int i = 0; i < NT; ++i) s0[i] = s1[i] = _mm512_setzero_si512();
+            for (int j = 0; j < 8; ++j) {
+                const __m512i x = _mm512_set1_epi32(xw[j]);
+                for (int i = 0; i < NT; ++i) {
+                    if (j < 4) s0[i] = _mm512_dpbusd_epi32(s0[i], op[i][j], x);
+                    else s1[i] = _mm512_dpbusd_epi32(s1[i], op[i][j], x);
+                }
             }
-            _mm512_store_ps(acc + m * TILE, a);
+            const int32_t xa = xs[row * (K / 16) + 2 * b], xb = xs[row * (K / 16) + 2 * b + 1];
+            const __m512 d = _mm512_set1_ps(dx[row * nb + b]);
+            for (int i = 0; i < NT; ++i) {
+                float* accm = acc + (m * NT + i) * TILE;
+                __m512 a = _mm512_load_ps(accm);
+                if (f.sub16) {
+                    __m512i v = _mm512_add_epi32(
+                        _mm512_mullo_epi32(_mm512_sub_epi32(s0[i], _mm512_set1_epi32(f.off * xa)), sc[i].sc0),
+                        _mm512_mullo_epi32(_mm512_sub_epi32(s1[i], _mm512_set1_epi32(f.off * xb)), sc[i].sc1));
+                    a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(sc[i].scale, d), a);
+                } else {
+                    __m512i v = _mm512_add_epi32(s0[i], s1[i]);
+                    if (f.off) v = _mm512_sub_epi32(v, _mm512_set1_epi32(f.off * (xa + xb)));
+                    a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(sc[i].scale, d), a);
+                    if (f.affine) a = _mm512_fmadd_ps(sc[i].minimum, _mm512_mul_ps(d, _mm512_set1_ps((float)(xa + xb))), a);
+                }
+                _mm512_store_ps(accm, a);
+            }
         }
     }
-    for (int64_t m = 0; m < rows; ++m) _mm512_storeu_ps(out + (m0 + m) * ldo + col, _mm512_load_ps(acc + m * TILE));
+    for (int64_t m = 0; m < rows; ++m)
+        for (int i = 0; i < NT; ++i)
+            _mm512_storeu_ps(out + (m0 + m) * ldo + col + i * TILE, _mm512_load_ps(acc + (m * NT + i) * TILE));
+}
+
+template <int NT>
+void tiles_avx512_any(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs, int64_t m0,
+                      int64_t rows, float* out, int64_t ldo, int64_t col) {
+    switch (p.qtype) {
+        case Q4_0: return tiles_avx512<Q4_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q4_1: return tiles_avx512<Q4_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q5_0: return tiles_avx512<Q5_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q5_1: return tiles_avx512<Q5_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q8_0: return tiles_avx512<Q8_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q4_K: return tiles_avx512<Q4_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q5_K: return tiles_avx512<Q5_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q6_K: return tiles_avx512<Q6_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+    }
 }
 
 QK_TARGET_256 inline __m256i expand_bits(uint32_t bits) {
@@ -537,19 +608,27 @@ void matmul(const Packed& p, const float* x, int64_t M, const int64_t* tile_ids,
     std::vector<int8_t> xq((size_t)(M * K));
     std::vector<float> dx((size_t)(M * (K / BLOCK)));
     std::vector<int32_t> xs((size_t)(M * (K / 16)));
-    quantize_activations(x, M, K, xq.data(), dx.data(), xs.data());
-    const int64_t passes = (M + ROWS_PER_PASS - 1) / ROWS_PER_PASS, work = ntiles * passes;
+    quantize_activations(x, M, K, xq.data(), dx.data(), xs.data(), threads);
     const int isa = g_isa;
+    // many rows (a prefill chunk): two neighbouring tiles per pass share each activation load
+    const int64_t group = (isa == ISA_AVX512_VNNI && !tile_ids && M > PAIRED_ROWS) ? 2 : 1;
+    const int64_t units = (ntiles + group - 1) / group;
+    const int64_t passes = (M + ROWS_PER_PASS - 1) / ROWS_PER_PASS, work = units * passes;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && work > 1)
     for (int64_t w = 0; w < work; ++w) {
-        const int64_t index = w / passes, pass = w % passes;
+        const int64_t unit = w / passes, pass = w % passes;
+        const int64_t index = unit * group, count = std::min(group, ntiles - index);
         const int64_t tile = tile_ids ? tile_ids[index] : index;
         const int64_t m0 = pass * ROWS_PER_PASS, rows = std::min(ROWS_PER_PASS, M - m0);
         // a listed tile's output lands at its place in the list
         const int64_t col = index * TILE;
 #ifdef QK_X86
-        if (isa == ISA_AVX512_VNNI) tile_avx512(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
-        else tile_avx2(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+        if (isa == ISA_AVX512_VNNI && count == 2)
+            tiles_avx512_any<2>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+        else if (isa == ISA_AVX512_VNNI)
+            tiles_avx512_any<1>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+        else
+            tile_avx2(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
 #endif
     }
 }
@@ -560,11 +639,6 @@ void matmul(const Packed& p, const float* x, int64_t M, const int64_t* tile_ids,
 // at load time); reductions are written as OpenMP SIMD reductions so that they vectorise
 // without -ffast-math.
 
-#if defined(QK_X86) && defined(__GNUC__) && !defined(__clang__)
-#define QK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define QK_CLONES
-#endif
 
 // e^x for x <= 0 (softmax after subtracting the maximum): 2^n * p(r), |r| <= ln2/2,
 // a degree-6 polynomial (relative error ~2e-7); no library call, so the loop vectorises
@@ -729,6 +803,7 @@ void attend_one(const float* q, const float* keys, const float* values, int64_t 
 
 bool read_packed(PyObject* const* args, Packed* p) {
     int qtype = (int)PyLong_AsLong(args[0]);
+    p->qtype = qtype;
     if (!format_of(qtype, &p->f)) {
         PyErr_Format(PyExc_ValueError, "unsupported GGUF type %d", qtype);
         return false;

@@ -78,6 +78,11 @@ class QuantTensor:
         index = np.asarray(order, dtype=np.int64)
         return QuantTensor(self.qtype, len(index), self.cols, np.ascontiguousarray(self.raw[index]))
 
+    def owned(self) -> QuantTensor:
+        """The blocks copied out of the file's mapping: once nothing views the mapping it is
+        unmapped, and the file pages packing read stop counting as the process's memory."""
+        return QuantTensor(self.qtype, self.rows, self.cols, np.array(self.raw, copy=True))
+
     def first_rows(self, count: int) -> QuantTensor:
         return self if count >= self.rows else QuantTensor(self.qtype, count, self.cols, self.raw[:count])
 
