@@ -18,6 +18,14 @@ Greedy agreement with the reference is also measured over
 forced: each engine is fed the reference's tokens and its own argmax is
 compared at every position).
 
+Every engine runs in a process of its own (``EngineProcess`` over
+``engine_worker.py``): a crash of one (llama.cpp's native code has segfaulted
+on CPUs with AMX) is reported in its row, with its signal and the end of its
+stderr, and the others are raced on; each engine's step and prefill times are
+taken inside its process (the pipe's transfer of the logits is not counted), and
+each reports its peak resident memory from after its load (``peak_rss_mb``):
+the model's memory as the server holds it, not the benchmark's.
+
 llama.cpp is driven through ``LlamaCppModel``: its own tokens' logits after a
 prefill and after each step, as the lean backends give them. It is for
 measuring only (llama-cpp-python is an optional extra, ``pip install
@@ -26,10 +34,15 @@ measuring only (llama-cpp-python is an optional extra, ``pip install
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import random
+import signal
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -112,6 +125,125 @@ def _last_logits(llm: Any) -> Any:
     return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
 
+class EngineUnavailable(RuntimeError):
+    """The engine's process could not load it (a package missing, a model it cannot run)."""
+
+
+class EngineCrashed(RuntimeError):
+    """The engine's process died while it was being driven (the message says how)."""
+
+
+def describe_exit(code: int | None) -> str:
+    """How a process ended: ``killed by SIGSEGV`` for a signal, ``exit code 3`` otherwise."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class EngineProcess:
+    """An engine in its own process (``engine_worker.py``), driven as a backend: ``reset``,
+    ``prefill`` and ``step`` return the next token's logits; ``last_seconds`` is the time
+    the engine itself took for the last of them. ``command`` replaces the worker's command
+    line (tests)."""
+
+    def __init__(self, engine: str, model: str, threads: int, command: list[str] | None = None) -> None:
+        self.name = engine
+        self.last_seconds: float | None = None
+        self.calls = 0
+        self._stderr = tempfile.TemporaryFile()
+        command = command or [sys.executable, "-m", "gdg_lsp.bench.engine_worker", engine, model, str(threads)]
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        first = self._read_header()
+        if "error" in first:
+            self.close()
+            raise EngineUnavailable(first["error"])
+        self.facts = first
+
+    def _stderr_tail(self, limit: int = 600) -> str:
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - limit))
+        return self._stderr.read().decode("utf-8", "replace").strip()
+
+    def _died(self) -> EngineCrashed:
+        try:
+            code = self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            code = self._process.wait()
+        tail = self._stderr_tail()
+        return EngineCrashed(f"{self.name} {describe_exit(code)} after {self.calls} calls"
+                             + (f"; its stderr ends: {tail[-300:]}" if tail else ""))
+
+    def _read_header(self) -> dict[str, Any]:
+        line = self._process.stdout.readline() if self._process.stdout else b""
+        if not line:
+            raise self._died()
+        return json.loads(line)
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        try:
+            self._process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+        return self._read_header()
+
+    def _logits(self, request: dict[str, Any]) -> torch.Tensor:
+        import numpy as np
+
+        header = self._ask(request)
+        raw = self._process.stdout.read(4 * header["n"])
+        if len(raw) != 4 * header["n"]:
+            raise self._died()
+        self.last_seconds = header["s"]
+        return torch.from_numpy(np.frombuffer(raw, dtype=np.float32).copy())
+
+    def reset(self) -> None:
+        self._ask({"op": "reset"})
+
+    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        return self._logits({"op": "prefill", "ids": [int(i) for i in ids]})
+
+    def step(self, token_id: int) -> torch.Tensor:
+        return self._logits({"op": "step", "token": int(token_id)})
+
+    def set_threads(self, count: int) -> None:
+        self._ask({"op": "threads", "count": count})
+
+    def encode(self, text: str) -> list[int]:
+        return self._ask({"op": "encode", "text": text})["ids"]
+
+    def memory(self) -> dict[str, float]:
+        return self._ask({"op": "memory"})
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            try:
+                self._process.stdin.write(b'{"op": "quit"}\n')
+                self._process.stdin.close()
+                self._process.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self._process.kill()
+                self._process.wait()
+        self._stderr.close()
+
+
+def _timed(model: Any, call: Callable[[], torch.Tensor]) -> tuple[torch.Tensor, float]:
+    """``call()`` and its seconds: the engine's own (an ``EngineProcess``) or the wall clock's."""
+    began = time.perf_counter()
+    out = call()
+    seconds = time.perf_counter() - began
+    own = getattr(model, "last_seconds", None)
+    return out, own if own is not None else seconds
+
+
 def corpus_prompts(corpus: Path, encode: Callable[[str], list[int]], count: int, length: int,
                    seed: int = 0) -> list[list[int]]:
     """``count`` windows of ``length`` tokens from the corpus's Python files (random files, random ends)."""
@@ -151,29 +283,48 @@ def race(models: dict[str, Any], prompt: Sequence[int], rounds: int, steps: int)
     steps compared were taken within milliseconds of each other. The first model is the
     reference whose greedy tokens every model is fed; an untimed first pass warms every
     model up and gives them. ``step_times`` keeps each step's seconds in the same order for
-    every model (round by round, position by position): ``paired_ratio`` compares them."""
+    every model (round by round, position by position): ``paired_ratio`` compares them.
+    A model whose process dies (``EngineCrashed``) leaves the race with ``crashed`` saying
+    how; the others go on (the reference's death ends it)."""
     names = list(models)
+    crashed: dict[str, str] = {}
     feed = _greedy_run(models[names[0]], prompt, None, steps)
     for name in names[1:]:
-        _greedy_run(models[name], prompt, feed, steps)
+        try:
+            _greedy_run(models[name], prompt, feed, steps)
+        except EngineCrashed as err:
+            crashed[name] = str(err)
     prefill: dict[str, list[float]] = {n: [] for n in names}
     step: dict[str, list[float]] = {n: [] for n in names}
     agree: dict[str, list[bool]] = {n: [] for n in names}
     for index in range(rounds):
-        turn = index % len(names)
-        order = names[turn:] + names[:turn]
+        alive = [n for n in names if n not in crashed]
+        turn = index % len(alive)
+        order = alive[turn:] + alive[:turn]
         logits = {}
         for name in order:
-            models[name].reset()
-            began = time.perf_counter()
-            logits[name] = models[name].prefill(prompt)
-            prefill[name].append(time.perf_counter() - began)
+            try:
+                models[name].reset()
+                logits[name], seconds = _timed(models[name], lambda: models[name].prefill(prompt))
+            except EngineCrashed as err:
+                if name == names[0]:
+                    raise
+                crashed[name] = str(err)
+                continue
+            prefill[name].append(seconds)
         for position in range(steps):
             for name in order:
+                if name in crashed:
+                    continue
                 agree[name].append(int(torch.argmax(logits[name])) == feed[position])
-                began = time.perf_counter()
-                logits[name] = models[name].step(feed[position])
-                step[name].append(time.perf_counter() - began)
+                try:
+                    logits[name], seconds = _timed(models[name], lambda: models[name].step(feed[position]))
+                except EngineCrashed as err:
+                    if name == names[0]:
+                        raise
+                    crashed[name] = str(err)
+                    continue
+                step[name].append(seconds)
     out = {}
     for name in names:
         ms = statistics.median(step[name]) if step[name] else 0.0
@@ -182,6 +333,8 @@ def race(models: dict[str, Any], prompt: Sequence[int], rounds: int, steps: int)
                      "tokens_per_s": round(1 / ms, 1) if ms else 0.0, "prompt_tokens": len(prompt),
                      "steps": len(step[name]), "step_times": [round(t, 6) for t in step[name]],
                      "greedy_agreement_race": sum(agree[name]) / len(agree[name]) if agree[name] else 0.0}
+        if name in crashed:
+            out[name]["crashed"] = crashed[name]
     return out
 
 
@@ -192,17 +345,66 @@ def paired_ratio(mine: list[float], base: list[float]) -> float:
 
 
 def agreement(models: dict[str, Any], prompts: list[list[int]], tokens: int) -> dict[str, dict[str, Any]]:
-    """Teacher-forced greedy agreement of every model with the first on each prompt."""
+    """Teacher-forced greedy agreement of every model with the first on each prompt (a model
+    whose process dies is left out from then on, ``crashed`` saying how)."""
     names = list(models)
     hits = {n: 0 for n in names}
-    total = 0
+    positions = {n: 0 for n in names}
+    crashed: dict[str, str] = {}
     for prompt in prompts:
         feed = _greedy_run(models[names[0]], prompt, None, tokens)
-        total += tokens
         hits[names[0]] += tokens
+        positions[names[0]] += tokens
         for name in names[1:]:
-            hits[name] += sum(a == b for a, b in zip(_greedy_run(models[name], prompt, feed, tokens), feed))
-    return {n: {"agreement": hits[n] / total if total else 0.0, "positions": total} for n in names}
+            if name in crashed:
+                continue
+            try:
+                picks = _greedy_run(models[name], prompt, feed, tokens)
+            except EngineCrashed as err:
+                crashed[name] = str(err)
+                continue
+            hits[name] += sum(a == b for a, b in zip(picks, feed))
+            positions[name] += tokens
+    out: dict[str, dict[str, Any]] = {
+        n: {"agreement": hits[n] / positions[n] if positions[n] else 0.0, "positions": positions[n]} for n in names}
+    for name, why in crashed.items():
+        out[name]["crashed"] = why
+    return out
+
+
+def _llama_cpp_installed() -> str | None:
+    """llama-cpp-python's version when it is installed (read from its metadata: the package
+    is only imported by the engine's own process)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("llama-cpp-python")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def start_engines(model_setting: str, engines: list[str], threads: int,
+                  log: Callable[[str], None]) -> tuple[dict[str, EngineProcess], dict[str, str]]:
+    """Each engine's process, loaded (the reference first: it converts a GGUF file once for
+    the others); engines that could not load or died loading, with the reason."""
+    started: dict[str, EngineProcess] = {}
+    missing: dict[str, str] = {}
+    for engine in engines:
+        began = time.perf_counter()
+        try:
+            started[engine] = EngineProcess(engine, model_setting, threads)
+        except (EngineUnavailable, EngineCrashed) as err:
+            if engine == REFERENCE:
+                for process in started.values():
+                    process.close()
+                raise
+            missing[engine] = str(err)
+            log(f"engines: {engine} did not load: {err}")
+            continue
+        facts = started[engine].facts
+        log(f"engines: {engine} loaded in {time.perf_counter() - began:.1f} s "
+            f"(its own process; peak {facts.get('load_peak_mb', 0):.0f} MB while loading)")
+    return started, missing
 
 
 def run(model_setting: str, corpus: Path, engines: list[str], threads: list[int], rounds: int, steps: int,
@@ -211,45 +413,63 @@ def run(model_setting: str, corpus: Path, engines: list[str], threads: list[int]
     from gdg_lsp.backends import models as loading
 
     spec = loading.resolve(model_setting)
-    lean_engines = [REFERENCE] + [e for e in engines if e not in (REFERENCE, LLAMA_CPP)]
+    wanted = [REFERENCE] + [e for e in engines if e not in (REFERENCE, LLAMA_CPP)]
     want_llama = LLAMA_CPP in engines
-    version = llama_cpp_version() if want_llama else None
+    version = _llama_cpp_installed() if want_llama else None
     note = None
     if want_llama and version is None:
         note = "llama-cpp-python is not installed (pip install 'gdg-lsp[llamacpp]'): lean engines only"
     elif want_llama and spec.kind != "gguf":
         note = f"llama.cpp needs a .gguf model; {spec.describe()} is not one: lean engines only"
+    elif want_llama:
+        wanted.append(LLAMA_CPP)
     report: dict[str, Any] = {"model": spec.describe(), "cpu": cpu_description(), "llama_cpp": version,
                               "note": note, "load_average_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
                               "by_threads": {}}
-    backends = {}
-    for engine in lean_engines:
-        began = time.perf_counter()
-        backends[engine] = loading.load(spec, "cpu", threads=threads[0], engine=engine)
-        log(f"engines: {engine} loaded in {time.perf_counter() - began:.1f} s")
-    vocab = backends[REFERENCE].vocab
-    encode = lambda text: vocab.encode(text).ids  # noqa: E731
-    race_prompt = corpus_prompts(corpus, encode, 1, prompt_tokens, seed=1)
-    if not race_prompt:
-        raise ValueError(f"no corpus file in {corpus} has {prompt_tokens} tokens")
-    for count in threads:
-        torch.set_num_threads(count)
-        contenders: dict[str, Any] = dict(backends)
-        if want_llama and note is None:
-            contenders[LLAMA_CPP] = LlamaCppModel(spec.path, count)
-        log(f"engines: {', '.join(contenders)} at {count} thread(s), {rounds} alternating rounds")
-        row = race(contenders, race_prompt[0], rounds, steps)
-        base = row.get(LLAMA_CPP, row[REFERENCE])
-        for name, m in row.items():
-            m["step_vs_base"] = m["step_ms"] / base["step_ms"] if base["step_ms"] else 0.0
-            m["step_vs_base_paired"] = paired_ratio(m["step_times"], base["step_times"])
-            m["prefill_vs_base"] = m["prefill_ms"] / base["prefill_ms"] if base["prefill_ms"] else 0.0
-        report["by_threads"][str(count)] = {"base": LLAMA_CPP if LLAMA_CPP in row else REFERENCE, "engines": row}
-        if count == threads[0] and agreement_prompts:
-            prompts = corpus_prompts(corpus, encode, agreement_prompts, min(prompt_tokens, AGREEMENT_PROMPT_TOKENS), seed=2)
-            log(f"engines: greedy agreement over {len(prompts)} prompts x {agreement_tokens} tokens")
-            report["agreement"] = agreement(contenders, prompts, agreement_tokens)
-        contenders.pop(LLAMA_CPP, None)
+    processes, missing = start_engines(model_setting, wanted, threads[0], log)
+    try:
+        report["loaded"] = {name: p.facts for name, p in processes.items()}
+        report["not_loaded"] = missing
+        encode = processes[REFERENCE].encode
+        race_prompt = corpus_prompts(corpus, encode, 1, prompt_tokens, seed=1)
+        if not race_prompt:
+            raise ValueError(f"no corpus file in {corpus} has {prompt_tokens} tokens")
+        for count in threads:
+            for name, process in list(processes.items()):
+                try:
+                    process.set_threads(count)
+                except EngineCrashed as err:
+                    if name == REFERENCE:
+                        raise
+                    report.setdefault("crashed", {})[name] = str(err)
+                    processes.pop(name).close()
+            log(f"engines: {', '.join(processes)} at {count} thread(s), {rounds} alternating rounds")
+            row = race(dict(processes), race_prompt[0], rounds, steps)
+            for name, m in row.items():
+                if "crashed" in m:
+                    report.setdefault("crashed", {})[name] = m["crashed"]
+                    processes.pop(name).close()
+                else:
+                    m.update({"peak_rss_mb": processes[name].memory()["peak_mb"]})
+            base = row[LLAMA_CPP] if LLAMA_CPP in row and "crashed" not in row[LLAMA_CPP] else row[REFERENCE]
+            for name, m in row.items():
+                m["step_vs_base"] = m["step_ms"] / base["step_ms"] if base["step_ms"] else 0.0
+                m["step_vs_base_paired"] = paired_ratio(m["step_times"], base["step_times"])
+                m["prefill_vs_base"] = m["prefill_ms"] / base["prefill_ms"] if base["prefill_ms"] else 0.0
+            base_name = LLAMA_CPP if base is row.get(LLAMA_CPP) else REFERENCE
+            report["by_threads"][str(count)] = {"base": base_name, "engines": row}
+            if count == threads[0] and agreement_prompts:
+                prompts = corpus_prompts(corpus, encode, agreement_prompts, min(prompt_tokens, AGREEMENT_PROMPT_TOKENS),
+                                         seed=2)
+                log(f"engines: greedy agreement over {len(prompts)} prompts x {agreement_tokens} tokens")
+                report["agreement"] = agreement(dict(processes), prompts, agreement_tokens)
+                for name, m in report["agreement"].items():
+                    if "crashed" in m:
+                        report.setdefault("crashed", {})[name] = m["crashed"]
+                        processes.pop(name).close()
+    finally:
+        for process in processes.values():
+            process.close()
     report["load_average_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return report
 
@@ -262,16 +482,23 @@ def render(report: dict[str, Any], table: Callable[[list[str], list[list[Any]]],
              f"load average {report['load_average_before']} → {report['load_average_after']}"]
     if report.get("note"):
         parts.append(f"\n{report['note']}")
+    for name, why in {**report.get("not_loaded", {}), **report.get("crashed", {})}.items():
+        parts.append(f"\n**{name} did not finish**: {why}")
+    for name, facts in report.get("loaded", {}).items():
+        if facts.get("bridge"):
+            parts.append(f"\n{name}: packed from the GGUF file's blocks by the benchmark (models.load widened them)")
     agree = report.get("agreement", {})
     rows = []
     for count, block in report["by_threads"].items():
         for name, m in block["engines"].items():
             rows.append([count, name, m["prompt_tokens"], m["prefill_ms"], m["prefill_vs_base"], m["step_ms"],
                          m["step_min_ms"], m["tokens_per_s"], m["step_vs_base"], m["step_vs_base_paired"],
-                         agree.get(name, {}).get("agreement", "-") if count == next(iter(report["by_threads"])) else "-"])
+                         agree.get(name, {}).get("agreement", "-") if count == next(iter(report["by_threads"])) else "-",
+                         m.get("peak_rss_mb", "crashed" if "crashed" in m else "-")])
     base = next(iter(report["by_threads"].values()))["base"] if report["by_threads"] else REFERENCE
     positions = next(iter(agree.values()), {}).get("positions", 0)
     parts.append("\n" + table(["threads", "engine", "prompt tokens", "prefill ms", f"prefill × {base}", "step ms (median)",
                                "step ms (min)", "tokens/s", f"step × {base}", f"step × {base}, paired (median)",
-                               f"greedy agreement with {REFERENCE} ({positions} positions)"], rows))
+                               f"greedy agreement with {REFERENCE} ({positions} positions)",
+                               "peak RSS MB (its process, after load)"], rows))
     return "\n".join(parts)

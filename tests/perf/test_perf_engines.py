@@ -5,6 +5,8 @@ marker (deselected where llama-cpp-python is not installed)."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -90,6 +92,64 @@ def test_race_alternates_and_measures_agreement_with_the_reference():
     assert first_round == ["ref", "same", "off"] * 5  # stepped side by side, position by position
     assert len(out["off"]["step_times"]) == 15
     assert engines.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0]) == 2.0
+
+
+FAKE_ENGINE = r"""
+import json, os, signal, struct, sys
+crash_after, vocab = int(sys.argv[1]), int(sys.argv[2])
+out = sys.stdout.buffer
+out.write(json.dumps({"ready": True, "load_peak_mb": 1.0}).encode() + b"\n"); out.flush()
+for calls, line in enumerate(sys.stdin.buffer, 1):
+    if calls > crash_after:
+        sys.stderr.write("ggml_compute_forward_mul_mat: about to fail\n"); sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    op = json.loads(line)["op"]
+    if op in ("prefill", "step"):
+        out.write(json.dumps({"s": 0.001, "n": vocab}).encode() + b"\n" + struct.pack(f"{vocab}f", *range(vocab)))
+    else:
+        out.write(b'{"ok": true}\n')
+    out.flush()
+"""
+
+
+def fake_engine(crash_after: int) -> engines.EngineProcess:
+    """A process that speaks the engine protocol (its argmax is always the last token id) and
+    dies by SIGSEGV at its call ``crash_after + 1``, as llama.cpp's AMX matmul did."""
+    return engines.EngineProcess(engines.LLAMA_CPP, "model.gguf", 1,
+                                 command=[sys.executable, "-c", FAKE_ENGINE, str(crash_after), str(VOCAB)])
+
+
+def test_an_engine_process_answers_with_its_own_timing():
+    process = fake_engine(crash_after=100)
+    try:
+        assert process.facts["ready"] and process.facts["load_peak_mb"] == 1.0
+        process.reset()
+        logits = process.prefill([1, 2])
+        assert logits.dtype == torch.float32 and int(torch.argmax(logits)) == VOCAB - 1
+        assert process.last_seconds == 0.001  # the engine's own time, not the pipe's
+    finally:
+        process.close()
+
+
+def test_an_engine_that_crashes_is_reported_and_the_others_race_on():
+    crashing = fake_engine(crash_after=9)  # the warm-up pass survives, the first timed round does not
+    models = {"ref": Counting(0), "same": Counting(0), engines.LLAMA_CPP: crashing}
+    out = engines.race(models, [1, 2, 3], rounds=3, steps=4)
+    why = out[engines.LLAMA_CPP]["crashed"]
+    assert "killed by SIGSEGV" in why and "about to fail" in why  # its signal and its stderr's end
+    assert out["same"]["steps"] == out["ref"]["steps"] == 12  # every round ran for the others
+    assert out["same"]["greedy_agreement_race"] == 1.0
+    assert out[engines.LLAMA_CPP]["steps"] < 12
+    with pytest.raises(engines.EngineCrashed):  # a dead process says so at once
+        crashing.step(1)
+    crashing.close()
+
+
+def test_an_engine_that_cannot_load_says_why():
+    refuse = [sys.executable, "-c", "import json; print(json.dumps({'error': 'ModuleNotFoundError: llama_cpp'}))"]
+    with pytest.raises(engines.EngineUnavailable, match="llama_cpp"):
+        engines.EngineProcess(engines.LLAMA_CPP, "model.gguf", 1, command=refuse)
+    assert engines.describe_exit(-11) == "killed by SIGSEGV" and engines.describe_exit(3) == "exit code 3"
 
 
 def test_agreement_is_teacher_forced_per_position():
