@@ -130,3 +130,31 @@ async def test_sql_a_sqlite_database_replaced_on_disk_is_read_again(tmp_path: Pa
         _change(server, uri, 2, QUERY + " ")
         tables = _names(await _gamma(server, uri, 0, len(QUERY) + 1), "Table")
         assert "after_t" in tables and "before_t" not in tables, tables
+
+
+# -- P4 -----------------------------------------------------------------------------------------------
+
+
+P4_PROGRAM = ('#include "defs.p4"\n'
+              "control C(inout bit<8> x) {\n    apply {\n        x = 1;\n        \n    }\n}\n")
+
+
+async def test_p4_an_included_file_changed_or_shadowed_on_disk(tmp_path: Path):
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "defs.p4").write_text("const bit<8> OLD_LIMIT = 1;\n")
+    (tmp_path / "src").mkdir()
+    uri = (tmp_path / "src" / "main.p4").as_uri()
+    line, character = 4, 8
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        server.open(uri, P4_PROGRAM, language_id="p4")
+        assert "OLD_LIMIT" in _names(await _gamma(server, uri, line, character), "Constant")
+
+        # the included file changes in place (same size)
+        (tmp_path / "include" / "defs.p4").write_text("const bit<8> NEW_LIMIT = 1;\n")
+        constants = _names(await _gamma(server, uri, line, character), "Constant")
+        assert "NEW_LIMIT" in constants and "OLD_LIMIT" not in constants, constants
+
+        # a defs.p4 written beside the program comes first in the search ("…" includes)
+        (tmp_path / "src" / "defs.p4").write_text("const bit<8> NEAR_LIMIT = 1;\n")
+        constants = _names(await _gamma(server, uri, line, character), "Constant")
+        assert "NEAR_LIMIT" in constants and "NEW_LIMIT" not in constants, constants

@@ -3,8 +3,14 @@
 ``analyse(text, uri, workspace)`` preprocesses the document, resolving each
 ``#include`` through ``IncludePaths`` and analysing the included file in turn
 (with the macros in force at the ``#include``), then parses and binds the
-document. An included file is analysed once per (path, modification time,
-values of the macros it tests) and cached.
+document. An included file is analysed once per (path, stamp, values of the
+macros it tests) and cached.
+
+Both are kept only while the disk says what they were made from: each keeps a
+``stamps.Witness`` of every file it read (the stamp taken before the read) and of
+every include candidate it looked for before the one found (absent then: a file
+written there now would be included instead), its nested includes' too, and a kept
+analysis is used only while its witness holds (one ``stat`` per path, per request).
 
 Include search, for ``#include "f"``: the including file's folder first; then,
 for both forms, the ``gdg.p4.includePaths`` setting, the workspace folders
@@ -33,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary, Refused, TooLarge, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import uri_to_path
@@ -93,7 +100,10 @@ class IncludePaths:
         roots = tuple(workspace_folders(including, self.roots))
         return self if roots == self.roots else replace(self, roots=roots)
 
-    def resolve(self, include: Include, including: Path | None) -> Path | None:
+    def resolve(self, include: Include, including: Path | None,
+                witness: stamps.Witness | None = None) -> Path | None:
+        """The file ``include`` names (None: none found); ``witness`` gets the stamp of each
+        candidate looked at, absent ones too."""
         target = include.target
         if not target:
             return None
@@ -105,6 +115,8 @@ class IncludePaths:
                 candidates.append(including.parent / target)
             candidates += [folder / target for folder in (*self.configured, *self.roots, *self.system)]
         for candidate in candidates:
+            if witness is not None:
+                witness.note(candidate)
             try:
                 if candidate.is_file():
                     return candidate
@@ -127,6 +139,8 @@ class IncludedFile:
     from_facts: bool = False
     refused: str | None = None
     """Why the file found for this include was not read (outside the boundary, too large)."""
+    witness: stamps.Witness = field(default_factory=stamps.Witness, repr=False, compare=False)
+    """The stamps of the files read for it and of the include candidates looked at, nested ones too."""
 
     def refusals(self) -> Iterable[str]:
         """Why this file or a file it includes was not read."""
@@ -162,6 +176,8 @@ class Analysis:
     memo: dict = field(default_factory=dict, repr=False, compare=False)
     """Answers computed from this analysis (Γ, blocks at an offset): keystrokes in one
     region share the analysis, and with it these."""
+    witness: stamps.Witness = field(default_factory=stamps.Witness, repr=False, compare=False)
+    """What its includes were read from (``IncludedFile.witness``): it is kept while that holds."""
 
     def included_syms(self, before: int | None = None) -> list[Sym]:
         out: list[Sym] = []
@@ -220,21 +236,24 @@ def analyse_include(
     paths: IncludePaths,
     stack: tuple[Path, ...] = (),
     known_types: frozenset[str] = frozenset(),
+    witness: stamps.Witness | None = None,
 ) -> IncludedFile | None:
-    """The included file's declarations (cached), the library facts, or None.
+    """The included file's declarations (cached while its witness holds), the library facts, or None.
 
     ``known_types`` are the type names declared before the ``#include`` (by
     earlier includes): an include guard may empty a nested include (v1model.p4's
-    ``#include "core.p4"`` after the program's own), yet its types are known."""
+    ``#include "core.p4"`` after the program's own), yet its types are known.
+    ``witness`` gets the stamps of the candidates looked at and of what was read."""
+    witness = witness if witness is not None else stamps.Witness()
     name = Path(include.target).name
-    path = paths.resolve(include, including)
+    path = paths.resolve(include, including, witness)
     if path is None:
         return _library(name, macros)
     try:
         resolved = path.resolve()
         if resolved in stack or len(stack) >= MAX_INCLUDE_DEPTH:
             return IncludedFile(name, path, [], set(), {}, problems=[f"{name} includes itself (ignored)"])
-        stat = resolved.stat()
+        stamp = witness.note(resolved)  # before the read: a change made while reading is seen next time
         text = paths.boundary.read(path, paths.max_bytes).decode("utf-8", errors="replace")
     except Refused as err:
         found = _library(name, macros) or IncludedFile(name, None, [], set(), {})
@@ -248,14 +267,17 @@ def analyse_include(
         return found
     words = set(_WORD.findall(text))
     inherited = frozenset(known_types & words)
-    key = (str(resolved), stat.st_mtime_ns, stat.st_size, _relevant(text, macros), paths, inherited)
-    if (hit := _included.get(key)) is not None:
+    key = (str(resolved), stamp, _relevant(text, macros), paths, inherited)
+    if (hit := _included.get(key)) is not None and hit.witness.holds():  # its own includes too
+        witness.add(hit.witness)
         return hit
     nested: list[IncludedFile] = []
+    own = stamps.Witness()
+    own.keep(resolved, stamp)
 
     def on_include(inner: Include, current: Mapping[str, Define]) -> Mapping[str, Define] | None:
         so_far = inherited.union(*(n.all_types() for n in nested))
-        found = analyse_include(inner, resolved, current, paths, (*stack, resolved), frozenset(so_far))
+        found = analyse_include(inner, resolved, current, paths, (*stack, resolved), frozenset(so_far), own)
         if found is None:
             return None
         nested.append(found)
@@ -267,9 +289,10 @@ def analyse_include(
     unit = bind(program, pre.code, resolved.as_uri())
     # the file's author chose these names: only P4 identifiers (and macro values without control characters) pass
     exported = p4_names.admitted_defines({d.name: d for d in pre.own_defines}, str(resolved))
+    witness.add(own)
     return _included.put(key, IncludedFile(name, resolved, p4_names.admitted_syms(unit.top, str(resolved)),
                                            scan_type_names(pre.code) | _type_params(unit.top),
-                                           exported, nested, [m for _, _, m in program.errors]))
+                                           exported, nested, [m for _, _, m in program.errors], witness=own))
 
 
 def _exports(found: IncludedFile) -> dict[str, Define]:
@@ -291,22 +314,25 @@ def _type_params(syms: Iterable[Sym]) -> set[str]:
 
 def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None,
             focus: int | None = None) -> Analysis:
-    """The document's analysis with its includes (cached by text, uri, include paths and focus).
+    """The document's analysis with its includes (cached by text, uri, include paths and focus,
+    while what its includes were read from holds: ``Analysis.witness``).
 
     ``memory`` is the document's last good parse of each top-level declaration
     (see ``parse_program``). With ``focus``, only the bodies holding that offset have their
     statements bound (``symbols.bind``): enough for Γ there, not for diagnostics."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     key = (digest, uri, paths, focus)
-    if (hit := _documents.get(key)) is not None:
+    if (hit := _documents.get(key)) is not None and hit.witness.holds():
         return hit
     including = uri_to_path(uri)
     paths = paths.for_document(including)
     includes: list[tuple[Include, IncludedFile | None]] = []
+    witness = stamps.Witness()
 
     def on_include(include: Include, macros: Mapping[str, Define]) -> Mapping[str, Define] | None:
         so_far = frozenset().union(*(f.all_types() for _, f in includes if f is not None))
-        found = analyse_include(include, including, macros, paths, (including.resolve(),) if including else (), so_far)
+        found = analyse_include(include, including, macros, paths, (including.resolve(),) if including else (), so_far,
+                                witness)
         includes.append((include, found))
         return _exports(found) if found is not None else None
 
@@ -318,5 +344,5 @@ def analyse(text: str, uri: str, paths: IncludePaths, memory: dict | None = None
     program = parse_program(pre.code, known, memory)
     unit = bind(program, pre.code, uri, focus)
     return _documents.put(key, Analysis(uri, text, pre, program, unit, includes,
-                                        frozenset(known | scan_type_names(pre.code))))
+                                        frozenset(known | scan_type_names(pre.code)), witness=witness))
 
