@@ -87,13 +87,13 @@ class RemoteRejectedError(RemoteError):
 
 
 class ResponseTooLarge(RemoteRejectedError):
-    """An answer over ``MAX_RESPONSE_BYTES``: cut where the limit fell, nothing of it used."""
+    """An answer over the endpoint's ``max_response_bytes``: cut where the limit fell, nothing of it used."""
 
-    def __init__(self, url: str, declared: int | None = None) -> None:
-        limit = f"{MAX_RESPONSE_BYTES / 2**20:.0f} MiB"
-        said = f"declared {declared:,} bytes" if declared is not None else f"sent more than {limit}"
-        super().__init__(f"the engine at {url} {said} for one answer, over the limit of {limit} "
-                         f"(not read further; nothing of it is used)")
+    def __init__(self, url: str, limit: int = MAX_RESPONSE_BYTES, declared: int | None = None) -> None:
+        shown = f"{limit / 2**20:.0f} MiB" if limit >= 2**20 else f"{limit:,} bytes"
+        said = f"declared {declared:,} bytes" if declared is not None else f"sent more than {shown}"
+        super().__init__(f"the engine at {url} {said} for one answer, over the limit of {shown} "
+                         f"(not read further; nothing of it is used; the bound is gdg.limits.remoteResponseBytes)")
 
 
 # -- where and how to reach the engine --------------------------------------------------
@@ -109,15 +109,18 @@ class Endpoint:
     first_token_timeout: float = 3.0
     retries: int = 1
     grammar_dialect: str = "auto"
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The most one answer may hold (``gdg.limits.remoteResponseBytes``)."""
 
     @property
     def dialect(self) -> str:
         return DIALECT_OF_KIND[self.kind] if self.grammar_dialect == "auto" else self.grammar_dialect
 
     @classmethod
-    def from_settings(cls, remote: Any) -> Endpoint:
-        """From ``Settings.remote``; the API key is read from the variable it names. Settings the
-        user did not consent to outside the workspace (``gdg_lsp.consent``) are refused."""
+    def from_settings(cls, remote: Any, max_response_bytes: int = MAX_RESPONSE_BYTES) -> Endpoint:
+        """From ``Settings.remote`` (and ``gdg.limits.remoteResponseBytes``); the API key is read from
+        the variable it names. Settings the user did not consent to outside the workspace
+        (``gdg_lsp.consent``) are refused."""
         url = (remote.url or "").strip().rstrip("/")
         if not url:
             raise RemoteUnavailableError("gdg.backend is remote but gdg.remote.url is empty (set it to the engine's base URL, e.g. http://gpu-box:8000)")
@@ -128,7 +131,7 @@ class Endpoint:
             raise RemoteUnavailableError(why)  # before any connection, before the key is read
         key = os.environ.get(remote.api_key_env) if remote.api_key_env else None
         return cls(url, remote.kind, remote.model, key or None, remote.connect_timeout_ms / 1000,
-                   remote.timeout_ms / 1000, remote.retries, remote.dialect)
+                   remote.timeout_ms / 1000, remote.retries, remote.dialect, max_response_bytes)
 
 
 # -- the prompt's vocabulary -----------------------------------------------------------------
@@ -254,21 +257,22 @@ class _Stream:
                 self.events.put(("http", response.status, response.read(8192).decode("utf-8", "replace")))
                 return
             declared = response.getheader("Content-Length") or ""
-            if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-                raise ResponseTooLarge(self.endpoint.url, int(declared))
+            limit = self.endpoint.max_response_bytes
+            if declared.isdigit() and int(declared) > limit:
+                raise ResponseTooLarge(self.endpoint.url, limit, int(declared))
             if "text/event-stream" not in (response.getheader("Content-Type") or ""):
-                body = response.read(MAX_RESPONSE_BYTES + 1)
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise ResponseTooLarge(self.endpoint.url)
+                body = response.read(limit + 1)
+                if len(body) > limit:
+                    raise ResponseTooLarge(self.endpoint.url, limit)
                 self.events.put(("chunk", json.loads(body or b"null")))
                 self.events.put(("done",))
                 return
-            left = MAX_RESPONSE_BYTES  # for the whole stream: lines and their count alike
+            left = limit  # for the whole stream: lines and their count alike
             while True:
                 line = response.readline(left + 1)
                 left -= len(line)
                 if left < 0:
-                    raise ResponseTooLarge(self.endpoint.url)
+                    raise ResponseTooLarge(self.endpoint.url, limit)
                 if not line:
                     self.events.put(("error", ConnectionError("the engine closed the stream before it ended")))
                     return

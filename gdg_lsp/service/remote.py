@@ -30,7 +30,7 @@ from gdg_lsp.errors import GdgError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.service.local import CompletionService, Prepared, Suggestion
 from gdg_lsp.service.status import Status
-from gdg_lsp.settings import Settings
+from gdg_lsp.settings import Settings, limits_of
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ class RemoteCompletionService:
 
     def _connect(self, initial: bool = False) -> bool:
         try:
-            endpoint = remote.Endpoint.from_settings(self.settings.remote)
+            endpoint = remote.Endpoint.from_settings(self.settings.remote,
+                                                     limits_of(self.settings).remote_response_bytes)
             self._announce_first_use(endpoint.url)
             backend = self._connector(endpoint)
         except remote.RemoteError as err:

@@ -19,7 +19,7 @@ from gdg_lsp.bench.costs_workspace import HugeBodyEngine, read_huge_answer
 from gdg_lsp.documents import Document
 from gdg_lsp.languages.python.analyzer import parse
 from gdg_lsp.service.remote import RemoteCompletionService
-from gdg_lsp.settings import RemoteSettings, Settings
+from gdg_lsp.settings import LimitsSettings, RemoteSettings, Settings
 
 ANSWER = 96 << 20
 SLACK = 16 << 20
@@ -65,3 +65,23 @@ def test_the_connection_probe_is_bounded_too():
     finally:
         engine.close()
     assert engine.sent <= remote.MAX_RESPONSE_BYTES + SLACK
+
+
+def test_the_bound_is_the_users_setting(caplog):
+    """gdg.limits.remoteResponseBytes: an answer within the default but over the user's bound is
+    refused, and the message names the bound and the setting."""
+    engine = HugeBodyEngine(3 << 20, streamed=True, declared=False)
+    settings = Settings(backend="remote", remote=RemoteSettings(url=engine.url, kind="vllm", timeout_ms=5000,
+                                                                fallback="none"),
+                        max_tokens=40, timeout_ms=10_000, limits=LimitsSettings(remote_response_bytes=1 << 20))
+    caplog.set_level(logging.WARNING)
+    try:
+        service = RemoteCompletionService(settings, connector=lambda endpoint: remote.connect(endpoint, probe=False))
+        service.start()
+        code = "import os\n\ndef f(alpha):\n    "
+        suggestion = service.complete(Document("file:///s.py", "python", 1, code, parse).snapshot(), len(code), settings)
+    finally:
+        engine.close()
+    assert suggestion.text == ""
+    said = [r.getMessage() for r in caplog.records if "over the limit" in r.getMessage()]
+    assert said and "over the limit of 1 MiB" in said[0] and "gdg.limits.remoteResponseBytes" in said[0], said
