@@ -33,7 +33,8 @@ MAX_STORED_CHARS = 256_000_000
 bounded by the transport's message size)."""
 MAX_ANALYSED_CHARS = 2_000_000
 """Documents longer than this are kept in step (every edit applied) but neither parsed nor
-analysed: a tree-sitter re-parse of 10 MB took 2.5 s per keystroke here, on the event loop."""
+analysed: a tree-sitter re-parse of 10 MB took 2.5 s per keystroke here, on the event loop.
+The default of ``gdg.limits.analysedChars`` (``DocumentStore.max_analysed_chars``)."""
 
 
 def uri_to_path(uri: str | None) -> Path | None:
@@ -109,11 +110,14 @@ class Snapshot:
     back to the document for the next keystroke to start from. Positions convert with
     the document's line index as it was (``offset_at``, ``position_at``)."""
 
-    __slots__ = ("uri", "language_id", "version", "_text", "_chunks", "_tree", "_pending", "_lock")
+    __slots__ = ("uri", "language_id", "version", "_text", "_chunks", "_tree", "_pending", "_lock",
+                 "max_analysed_chars")
 
     def __init__(self, uri: str, language_id: str, version: int, text: str | ChunkedText, tree: Any = None, *,
-                 parse: tuple[Callable[[bytes, Any], Any], Any, Callable[[Any], None]] | None = None) -> None:
+                 parse: tuple[Callable[[bytes, Any], Any], Any, Callable[[Any], None]] | None = None,
+                 max_analysed_chars: int = MAX_ANALYSED_CHARS) -> None:
         self.uri = uri
+        self.max_analysed_chars = max_analysed_chars
         self.language_id = language_id
         self.version = version
         self._text = text if isinstance(text, str) else None
@@ -150,7 +154,7 @@ class Snapshot:
 
     @property
     def too_large(self) -> bool:
-        return self.length > MAX_ANALYSED_CHARS
+        return self.length > self.max_analysed_chars
 
     def offset_at(self, line: int, character: int, encoding: PositionEncoding = PositionEncoding.UTF16) -> int:
         return _offset_at(self.chunks, line, character, encoding)
@@ -178,10 +182,13 @@ class Document:
         version: int,
         text: str,
         parser: Callable[[bytes, Any], Any] | None = None,
+        max_analysed_chars: int = MAX_ANALYSED_CHARS,
     ) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
+        self.max_analysed_chars = max_analysed_chars
+        """Longer, the document is kept in step but neither parsed nor analysed (``gdg.limits.analysedChars``)."""
         self._chunks = ChunkedText.of(text)
         self._parser = parser
         self._tree: Any = None
@@ -293,20 +300,21 @@ class Document:
 
     @property
     def too_large(self) -> bool:
-        return len(self._chunks) > MAX_ANALYSED_CHARS
+        return len(self._chunks) > self.max_analysed_chars
 
     def snapshot(self) -> Snapshot:
         """The document as it is now: a reference to its text's version, no copy."""
+        limit = self.max_analysed_chars
         with self._lock:
             chunks = self._chunks
             if self._parser is None or self.too_large:
-                return Snapshot(self.uri, self.language_id, self.version, chunks, None)
+                return Snapshot(self.uri, self.language_id, self.version, chunks, None, max_analysed_chars=limit)
             old = self._tree.copy() if hasattr(self._tree, "copy") else self._tree
             if self._parsed_at == self._edits:
-                return Snapshot(self.uri, self.language_id, self.version, chunks, old)
+                return Snapshot(self.uri, self.language_id, self.version, chunks, old, max_analysed_chars=limit)
             edits = self._edits
             return Snapshot(self.uri, self.language_id, self.version, chunks,
-                            parse=(self._parser, old, lambda tree: self._adopt(edits, tree)))
+                            parse=(self._parser, old, lambda tree: self._adopt(edits, tree)), max_analysed_chars=limit)
 
     def _adopt(self, edits: int, tree: Any) -> None:
         """A snapshot parsed the text of ``edits``: keep (a copy of) it if the text is still that."""
@@ -329,6 +337,18 @@ class DocumentStore:
         self._parser_for = parser_for or (lambda language_id, uri: None)
         self._max_documents = max_documents
         self._max_chars = max_chars
+        self._max_analysed_chars = MAX_ANALYSED_CHARS
+
+    @property
+    def max_analysed_chars(self) -> int:
+        """Documents longer than this are kept in step, not analysed (``gdg.limits.analysedChars``)."""
+        return self._max_analysed_chars
+
+    @max_analysed_chars.setter
+    def max_analysed_chars(self, limit: int) -> None:
+        self._max_analysed_chars = limit
+        for doc in self._docs.values():
+            doc.max_analysed_chars = limit
 
     def open(self, uri: str, language_id: str, version: int, text: str) -> Document:
         """Follow a document (replacing one open under the same URI); ``StoreFull`` past the bounds."""
@@ -340,7 +360,7 @@ class DocumentStore:
         if stored + len(text) > self._max_chars:
             raise StoreFull(f"{uri} ({len(text):,} characters) would take the open documents past "
                             f"{self._max_chars:,} characters; it is not followed (close some documents)")
-        doc = Document(uri, language_id, version, text, self._parser_for(language_id, uri))
+        doc = Document(uri, language_id, version, text, self._parser_for(language_id, uri), self._max_analysed_chars)
         self._docs[uri] = doc
         return doc
 

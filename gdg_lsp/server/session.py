@@ -17,7 +17,6 @@ from lsprotocol import types
 from gdg_lsp import languages
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import (
-    MAX_ANALYSED_CHARS,
     Document,
     DocumentStore,
     PositionEncoding,
@@ -100,6 +99,7 @@ class Session:
                                 f"--tcp-settings file")
         self.settings = settings
         self.workspace.settings = settings
+        self.documents.max_analysed_chars = settings.limits.analysed_chars
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
@@ -136,7 +136,7 @@ class Session:
         return self.analyzer_for(doc.language_id, doc.text)
 
     def analyzer_for(self, language_id: str, text: str | None = None) -> Analyzer | None:
-        if text is not None and len(text) > MAX_ANALYSED_CHARS:  # kept in step, not analysed (documents.py)
+        if text is not None and len(text) > self.documents.max_analysed_chars:  # kept in step, not analysed
             self._refuse_too_large(len(text))
             return None
         try:
@@ -151,7 +151,8 @@ class Session:
         if "too-large" not in self._warned_languages:
             self._warned_languages.add("too-large")
             self.show(f"gdg-lsp: a document of {length:,} characters is not analysed (the limit is "
-                      f"{MAX_ANALYSED_CHARS:,}); its edits are still followed", types.MessageType.Warning)
+                      f"{self.documents.max_analysed_chars:,}, gdg.limits.analysedChars); its edits are still "
+                      f"followed", types.MessageType.Warning)
 
     def locate_in(self, snapshot: Snapshot, line: int, character: int) -> tuple[Analyzer, int] | None:
         """(analyzer, offset) for a position in a snapshot (on an analysis thread); None when

@@ -135,3 +135,22 @@ async def test_a_document_just_under_the_limit_is_analysed():
         answer = await server.request("textDocument/completion", {
             "textDocument": {"uri": "file:///edge.py"}, "position": {"line": 2, "character": 3}}, timeout=60)
         assert "value_x" in {item["label"] for item in answer["result"]["items"]}
+
+
+async def test_the_analysed_size_is_the_users_setting():
+    """gdg.limits.analysedChars: a document over the user's bound is kept in step but not analysed,
+    said once naming the setting; the same text under the default bound is analysed."""
+    text = "value_x = 1\n" + "#" * 3000 + "\nval"
+    request = {"textDocument": {"uri": "file:///bounded.py"}, "position": {"line": 2, "character": 3}}
+    async with InProcessServer(initialization_options={**NO_MODEL, "limits": {"analysedChars": 2000}}) as server:
+        server.open("file:///bounded.py", text)
+        for _ in range(2):
+            answer = await server.request("textDocument/completion", request, timeout=60)
+            assert "value_x" not in {item["label"] for item in (answer["result"] or {"items": []})["items"]}
+        await server.settle(0.05)
+        said = [m for m in server.shown() if "is not analysed" in m]
+    assert len(said) == 1 and "2,000, gdg.limits.analysedChars" in said[0], said
+    async with InProcessServer(initialization_options=NO_MODEL) as server:
+        server.open("file:///bounded.py", text)
+        answer = await server.request("textDocument/completion", request, timeout=60)
+        assert "value_x" in {item["label"] for item in answer["result"]["items"]}
