@@ -96,11 +96,12 @@ def test_packed_product_is_exact_up_to_the_activations_rounding(qtype, kernels):
 def test_stacked_tensors_of_different_types_are_one_projection(kernels):
     q, k = random_blocks(GGMLQuantizationType.Q5_0, 64, 256, 3), random_blocks(GGMLQuantizationType.Q5_0, 32, 256, 4)
     v = random_blocks(GGMLQuantizationType.Q8_0, 24, 256, 5)  # 24 rows: a tile spills past it
-    linear = QuantLinear([q, k, v])
+    bias = torch.randn(120)
+    linear = QuantLinear([q, k, v], bias)
     assert linear.kind == "gguf:Q5_0+Q8_0" and linear.out_features == 120
     x = torch.randn(2, 256)
     weight = torch.cat([q.dequantize(), k.dequantize(), v.dequantize()])
-    error = (linear(x) - x @ weight.T).abs()
+    error = (linear(x) - x @ weight.T - bias).abs()
     assert bool((error <= rounding_bound(x, weight) + 1e-4).all())
 
 
@@ -221,3 +222,28 @@ def test_native_rms_norm_is_torchs():
     x, w = torch.randn(3, 896) * 4, torch.randn(896)
     torch.testing.assert_close(native.rms_norm(x, w, 1e-6), torch.nn.functional.rms_norm(x, (896,), w, 1e-6),
                                atol=1e-5, rtol=1e-5)
+
+
+def test_native_rotary_positions_and_cache_writes_are_torchs():
+    from gdg_lsp.backends.lean.llama import apply_rope, rope_tables
+
+    shape = LlamaShape.from_config({"model_type": "qwen2", "vocab_size": 10, "hidden_size": 128, "intermediate_size": 64,
+                                    "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                    "rope_theta": 1000000.0})
+    cos, sin = rope_tables(shape, 64)
+    heads, kv_heads, dim, n, start = 4, 2, 32, 5, 9
+    qkv = torch.randn(n, (heads + 2 * kv_heads) * dim)
+    keys, values = torch.zeros(kv_heads, 40, dim), torch.zeros(kv_heads, 40, dim)
+    q = native.rope_into_cache(qkv, cos[start : start + n], sin[start : start + n], heads, kv_heads, keys, values, start)
+    qk = apply_rope(qkv[:, : (heads + kv_heads) * dim].view(n, heads + kv_heads, dim).transpose(0, 1),
+                    cos[start : start + n], sin[start : start + n])
+    torch.testing.assert_close(q, qk[:heads], atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(keys[:, start : start + n], qk[heads:], atol=1e-6, rtol=1e-6)
+    assert torch.equal(values[:, start : start + n], qkv[:, (heads + kv_heads) * dim :].view(n, kv_heads, dim).transpose(0, 1))
+    assert not keys[:, :start].any() and not keys[:, start + n :].any()  # nothing else written
+
+
+def test_native_silu_times_up_is_torchs():
+    gate_up = torch.randn(3, 2 * 200) * 6  # far into both tails of the sigmoid
+    gate, up = gate_up.chunk(2, dim=-1)
+    torch.testing.assert_close(native.silu_mul(gate_up), torch.nn.functional.silu(gate) * up, atol=1e-5, rtol=1e-5)

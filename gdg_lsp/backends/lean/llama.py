@@ -343,7 +343,10 @@ def feed_forward(h: torch.Tensor, layer: "LayerWeights", eps: float,
     """The residual stream after a layer's MLP half (SwiGLU). ``linear`` applies a
     projection (the batched step runs int8 ones row by row)."""
     x = rms_norm(h, layer.ln2, eps)
-    gate, up = linear(layer.gate_up, x).chunk(2, dim=-1)
+    gate_up = linear(layer.gate_up, x)
+    if native.fits(gate_up) and gate_up.is_contiguous():
+        return h + linear(layer.down, native.silu_mul(gate_up))
+    gate, up = gate_up.chunk(2, dim=-1)
     return h + linear(layer.down, torch.nn.functional.silu(gate) * up)
 
 
@@ -424,16 +427,20 @@ class LeanLlama:
         cos, sin = self._cos[start : start + n], self._sin[start : start + n]
         mask = causal_mask(start, n, s.group, w.device)
         H, KV, D = s.heads, s.kv_heads, s.head_dim
+        native_cache = native.fits(cache.k[0]) and D % 2 == 0
         for index, layer in enumerate(w.layers):
             x = rms_norm(h, layer.ln1, s.rms_eps)
-            qkv = layer.qkv(x)
-            # queries and keys rotated together: [H + KV, n, D]
-            qk = apply_rope(qkv[:, : (H + KV) * D].view(n, H + KV, D).transpose(0, 1), cos, sin)
-            q, k = qk[:H], qk[H:]
-            v = qkv[:, (H + KV) * D :].view(n, KV, D).transpose(0, 1)
+            qkv = layer.qkv(x).contiguous()
             keys, values = cache.k[index], cache.v[index]
-            keys[:, start : start + n].copy_(k)
-            values[:, start : start + n].copy_(v)
+            if native_cache:  # one call: queries rotated, keys rotated and values written into the cache
+                q = native.rope_into_cache(qkv, cos, sin, H, KV, keys, values, start)
+            else:
+                # queries and keys rotated together: [H + KV, n, D]
+                qk = apply_rope(qkv[:, : (H + KV) * D].view(n, H + KV, D).transpose(0, 1), cos, sin)
+                q, k = qk[:H], qk[H:]
+                v = qkv[:, (H + KV) * D :].view(n, KV, D).transpose(0, 1)
+                keys[:, start : start + n].copy_(k)
+                values[:, start : start + n].copy_(v)
             out = attend(q, keys[:, : start + n], values[:, : start + n], mask, self._scale)
             h = feed_forward(h + layer.o(out), layer, s.rms_eps)
         cache.length = start + n

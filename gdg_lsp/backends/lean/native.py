@@ -63,6 +63,31 @@ def attend_one(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scale:
     return out
 
 
+def rope_into_cache(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, heads: int, kv_heads: int,
+                    keys: torch.Tensor, values: torch.Tensor, start: int) -> torch.Tensor:
+    """The queries of ``qkv`` ([n, (heads + 2 kv_heads) * D], contiguous) rotated to their
+    positions, [heads, n, D]; their keys rotated and their values written into the cache
+    (``keys``/``values`` [kv_heads, capacity, D]) at positions ``start`` ...; cos and sin:
+    [n, D] (``llama.rope_tables``)."""
+    n, dim = qkv.shape[0], cos.shape[-1]
+    q = torch.empty(heads, n, dim)
+    offset = start * keys.stride(1) * 4
+    extension.rope_into_cache(qkv.data_ptr(), n, heads, kv_heads, dim, cos.data_ptr(), sin.data_ptr(), q.data_ptr(),
+                              keys.data_ptr() + offset, values.data_ptr() + offset, keys.stride(0))
+    return q
+
+
+def silu_mul(gate_up: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up of rows [n, 2 * width] holding gate | up (contiguous): [n, width]."""
+    n, width = gate_up.shape[0], gate_up.shape[1] // 2
+    out = torch.empty(n, width)
+    extension.silu_mul(gate_up.data_ptr(), n, width, out.data_ptr())
+    return out
+
+
+_AVAILABLE = available()
+
+
 def fits(*tensors: torch.Tensor) -> bool:
     """True when the native kernels can read these tensors in place (fp32 on the CPU)."""
-    return available() and all(t.dtype == torch.float32 and t.device.type == "cpu" for t in tensors)
+    return _AVAILABLE and all(t.dtype == torch.float32 and t.device.type == "cpu" for t in tensors)

@@ -413,7 +413,7 @@ QK_TARGET_512 inline Scales512 block_scales_512(const Packed& p, const Sizes& s,
 // activation broadcast feeds NT tiles' products (a prefill chunk), out[., col + 16 i] for tile t+i
 template <int QT, int NT>
 QK_TARGET_512 void tiles_avx512(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
-                                int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
+                                int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col, const float* bias) {
     constexpr Format f = format_const(QT);
     const int64_t K = p.K, nb = K / BLOCK;
     const Sizes s = sizes_of(f, K);
@@ -458,23 +458,25 @@ QK_TARGET_512 void tiles_avx512(const Packed& p, int64_t t, const int8_t* xq, co
             }
         }
     }
-    for (int64_t m = 0; m < rows; ++m)
-        for (int i = 0; i < NT; ++i)
-            _mm512_storeu_ps(out + (m0 + m) * ldo + col + i * TILE, _mm512_load_ps(acc + (m * NT + i) * TILE));
+    for (int i = 0; i < NT; ++i) {
+        const __m512 add = bias ? _mm512_loadu_ps(bias + (t + i) * TILE) : _mm512_setzero_ps();
+        for (int64_t m = 0; m < rows; ++m)
+            _mm512_storeu_ps(out + (m0 + m) * ldo + col + i * TILE, _mm512_add_ps(_mm512_load_ps(acc + (m * NT + i) * TILE), add));
+    }
 }
 
 template <int NT>
 void tiles_avx512_any(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs, int64_t m0,
-                      int64_t rows, float* out, int64_t ldo, int64_t col) {
+                      int64_t rows, float* out, int64_t ldo, int64_t col, const float* bias) {
     switch (p.qtype) {
-        case Q4_0: return tiles_avx512<Q4_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q4_1: return tiles_avx512<Q4_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q5_0: return tiles_avx512<Q5_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q5_1: return tiles_avx512<Q5_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q8_0: return tiles_avx512<Q8_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q4_K: return tiles_avx512<Q4_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q5_K: return tiles_avx512<Q5_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
-        case Q6_K: return tiles_avx512<Q6_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col);
+        case Q4_0: return tiles_avx512<Q4_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q4_1: return tiles_avx512<Q4_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_0: return tiles_avx512<Q5_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_1: return tiles_avx512<Q5_1, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q8_0: return tiles_avx512<Q8_0, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q4_K: return tiles_avx512<Q4_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_K: return tiles_avx512<Q5_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q6_K: return tiles_avx512<Q6_K, NT>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
     }
 }
 
@@ -487,11 +489,12 @@ QK_TARGET_256 inline __m256i expand_bits(uint32_t bits) {
     return _mm256_cmpeq_epi8(_mm256_and_si256(v, which), which);
 }
 
+template <int QT>
 QK_TARGET_256 void tile_avx2(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs,
-                             int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col) {
-    const Format& f = p.f;
+                             int64_t m0, int64_t rows, float* out, int64_t ldo, int64_t col, const float* bias) {
+    constexpr Format f = format_const(QT);
     const int64_t K = p.K, nb = K / BLOCK;
-    Sizes s = sizes_of(f, K);
+    const Sizes s = sizes_of(f, K);
     alignas(32) float acc[ROWS_PER_PASS * TILE];
     for (int64_t m = 0; m < rows * TILE; m += 8) _mm256_store_ps(acc + m, _mm256_setzero_ps());
     const __m256i low4 = _mm256_set1_epi8(0x0F), bit5 = _mm256_set1_epi8(0x10), bits56 = _mm256_set1_epi8(0x30);
@@ -576,9 +579,25 @@ QK_TARGET_256 void tile_avx2(const Packed& p, int64_t t, const int8_t* xq, const
             }
         }
     }
+    const __m256 add0 = bias ? _mm256_loadu_ps(bias + t * TILE) : _mm256_setzero_ps();
+    const __m256 add1 = bias ? _mm256_loadu_ps(bias + t * TILE + 8) : _mm256_setzero_ps();
     for (int64_t m = 0; m < rows; ++m) {
-        _mm256_storeu_ps(out + (m0 + m) * ldo + col, _mm256_load_ps(acc + m * TILE));
-        _mm256_storeu_ps(out + (m0 + m) * ldo + col + 8, _mm256_load_ps(acc + m * TILE + 8));
+        _mm256_storeu_ps(out + (m0 + m) * ldo + col, _mm256_add_ps(_mm256_load_ps(acc + m * TILE), add0));
+        _mm256_storeu_ps(out + (m0 + m) * ldo + col + 8, _mm256_add_ps(_mm256_load_ps(acc + m * TILE + 8), add1));
+    }
+}
+
+void tile_avx2_any(const Packed& p, int64_t t, const int8_t* xq, const float* dx, const int32_t* xs, int64_t m0,
+                   int64_t rows, float* out, int64_t ldo, int64_t col, const float* bias) {
+    switch (p.qtype) {
+        case Q4_0: return tile_avx2<Q4_0>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q4_1: return tile_avx2<Q4_1>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_0: return tile_avx2<Q5_0>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_1: return tile_avx2<Q5_1>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q8_0: return tile_avx2<Q8_0>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q4_K: return tile_avx2<Q4_K>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q5_K: return tile_avx2<Q5_K>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
+        case Q6_K: return tile_avx2<Q6_K>(p, t, xq, dx, xs, m0, rows, out, ldo, col, bias);
     }
 }
 
@@ -603,7 +622,7 @@ int g_isa = -1;  // the kernels in use (detect_isa, or lowered by set_isa for te
 
 // out[m, tile*16 + r] for the tiles listed (all when ``tile_ids`` is null), M activation rows.
 void matmul(const Packed& p, const float* x, int64_t M, const int64_t* tile_ids, int64_t ntiles, float* out,
-            int64_t ldo, int threads) {
+            int64_t ldo, const float* bias, int threads) {
     const int64_t K = p.K;
     std::vector<int8_t> xq((size_t)(M * K));
     std::vector<float> dx((size_t)(M * (K / BLOCK)));
@@ -624,11 +643,11 @@ void matmul(const Packed& p, const float* x, int64_t M, const int64_t* tile_ids,
         const int64_t col = index * TILE;
 #ifdef QK_X86
         if (isa == ISA_AVX512_VNNI && count == 2)
-            tiles_avx512_any<2>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+            tiles_avx512_any<2>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col, bias);
         else if (isa == ISA_AVX512_VNNI)
-            tiles_avx512_any<1>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+            tiles_avx512_any<1>(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col, bias);
         else
-            tile_avx2(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col);
+            tile_avx2_any(p, tile, xq.data(), dx.data(), xs.data(), m0, rows, out, ldo, col, bias);
 #endif
     }
 }
@@ -670,6 +689,50 @@ QK_CLONES void rms_norm_rows(const float* x, const float* w, float eps, int64_t 
         float* o = out + r * n;
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) o[i] = v[i] * inv * w[i];
+    }
+}
+
+// x rotated by the rotary tables of its position: x*cos + roll(x, dim/2)*sin (sin signed)
+QK_CLONES void rotate(const float* x, const float* cos, const float* sin, int64_t dim, float* out) {
+    const int64_t half = dim / 2;
+#pragma omp simd
+    for (int64_t i = 0; i < half; ++i) out[i] = x[i] * cos[i] + x[i + half] * sin[i];
+#pragma omp simd
+    for (int64_t i = half; i < dim; ++i) out[i] = x[i] * cos[i] + x[i - half] * sin[i];
+}
+
+// The queries and keys of n tokens rotated, keys and values written into the cache at their
+// positions: qkv [n, (heads + 2 kv_heads) * dim]; keys/values point at the first position,
+// kv heads ``head_stride`` floats apart; q_out [heads, n, dim].
+void rope_into_cache(const float* qkv, int64_t n, int64_t heads, int64_t kv_heads, int64_t dim, const float* cos,
+                     const float* sin, float* q_out, float* keys, float* values, int64_t head_stride) {
+    const int64_t width = (heads + 2 * kv_heads) * dim;
+    for (int64_t t = 0; t < n; ++t) {
+        const float* row = qkv + t * width;
+        const float* c = cos + t * dim;
+        const float* s = sin + t * dim;
+        for (int64_t h = 0; h < heads; ++h) rotate(row + h * dim, c, s, dim, q_out + (h * n + t) * dim);
+        for (int64_t h = 0; h < kv_heads; ++h) {
+            rotate(row + (heads + h) * dim, c, s, dim, keys + h * head_stride + t * dim);
+            memcpy(values + h * head_stride + t * dim, row + (heads + kv_heads + h) * dim, (size_t)dim * sizeof(float));
+        }
+    }
+}
+
+// SwiGLU's middle: silu(gate) * up for rows [n, 2 * width] (gate | up) into [n, width]
+QK_CLONES void silu_mul(const float* gate_up, int64_t n, int64_t width, float* out) {
+    for (int64_t t = 0; t < n; ++t) {
+        const float* g = gate_up + t * 2 * width;
+        const float* u = g + width;
+        float* o = out + t * width;
+#pragma omp simd
+        for (int64_t i = 0; i < width; ++i) {
+            // silu(g) = g / (1 + e^-g), e^-g from the non-positive exponent: exact rearrangement
+            const float a = g[i] < 0.f ? g[i] : -g[i];
+            const float e = exp_nonpositive(a);
+            const float sig = g[i] < 0.f ? e / (1.f + e) : 1.f / (1.f + e);
+            o[i] = g[i] * sig * u[i];
+        }
     }
 }
 
@@ -902,10 +965,11 @@ PyObject* py_unpack(PyObject*, PyObject* const* args, Py_ssize_t n) {
     Py_RETURN_NONE;
 }
 
-// matmul(..packed.., x, M, tile_ids or 0, ntiles, out, ldo, threads): out[m, i*16 + r] = row r of the
-// i-th tile (listed, or the i-th) times x[m] (fp32, [M, K] contiguous)
+// matmul(..packed.., x, M, tile_ids or 0, ntiles, out, ldo, bias or 0, threads): out[m, i*16 + r] = row r
+// of the i-th tile (listed, or the i-th) times x[m] (fp32, [M, K] contiguous), plus bias[tile*16 + r]
+// (the bias padded to whole tiles)
 PyObject* py_matmul(PyObject*, PyObject* const* args, Py_ssize_t n) {
-    if (n != PACKED_ARGS + 7) { PyErr_SetString(PyExc_TypeError, "matmul: wrong number of arguments"); return nullptr; }
+    if (n != PACKED_ARGS + 8) { PyErr_SetString(PyExc_TypeError, "matmul: wrong number of arguments"); return nullptr; }
     Packed p;
     if (!read_packed(args, &p)) return nullptr;
     const float* x = (const float*)PyLong_AsVoidPtr(args[8]);
@@ -914,11 +978,12 @@ PyObject* py_matmul(PyObject*, PyObject* const* args, Py_ssize_t n) {
     int64_t ntiles = PyLong_AsLongLong(args[11]);
     float* out = (float*)PyLong_AsVoidPtr(args[12]);
     int64_t ldo = PyLong_AsLongLong(args[13]);
-    int threads = (int)PyLong_AsLong(args[14]);
+    const float* bias = (const float*)PyLong_AsVoidPtr(args[14]);
+    int threads = (int)PyLong_AsLong(args[15]);
     if (PyErr_Occurred()) return nullptr;
     if (g_isa <= ISA_NONE) { PyErr_SetString(PyExc_RuntimeError, "this CPU has neither AVX2 nor AVX512-VNNI"); return nullptr; }
     Py_BEGIN_ALLOW_THREADS
-    matmul(p, x, M, tile_ids, ntiles, out, ldo, std::max(1, threads));
+    matmul(p, x, M, tile_ids, ntiles, out, ldo, bias, std::max(1, threads));
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -953,6 +1018,33 @@ PyObject* py_attend_one(PyObject*, PyObject* const* args, Py_ssize_t n) {
     Py_RETURN_NONE;
 }
 
+PyObject* py_rope_into_cache(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != 11) { PyErr_SetString(PyExc_TypeError, "rope_into_cache: wrong number of arguments"); return nullptr; }
+    const float* qkv = (const float*)PyLong_AsVoidPtr(args[0]);
+    int64_t tokens = PyLong_AsLongLong(args[1]), heads = PyLong_AsLongLong(args[2]);
+    int64_t kv_heads = PyLong_AsLongLong(args[3]), dim = PyLong_AsLongLong(args[4]);
+    const float* cos = (const float*)PyLong_AsVoidPtr(args[5]);
+    const float* sin = (const float*)PyLong_AsVoidPtr(args[6]);
+    float* q_out = (float*)PyLong_AsVoidPtr(args[7]);
+    float* keys = (float*)PyLong_AsVoidPtr(args[8]);
+    float* values = (float*)PyLong_AsVoidPtr(args[9]);
+    int64_t head_stride = PyLong_AsLongLong(args[10]);
+    if (PyErr_Occurred()) return nullptr;
+    if (dim % 2) { PyErr_SetString(PyExc_ValueError, "rope_into_cache: odd head size"); return nullptr; }
+    rope_into_cache(qkv, tokens, heads, kv_heads, dim, cos, sin, q_out, keys, values, head_stride);
+    Py_RETURN_NONE;
+}
+
+PyObject* py_silu_mul(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (n != 4) { PyErr_SetString(PyExc_TypeError, "silu_mul(gate_up, n, width, out)"); return nullptr; }
+    const float* gate_up = (const float*)PyLong_AsVoidPtr(args[0]);
+    int64_t rows = PyLong_AsLongLong(args[1]), width = PyLong_AsLongLong(args[2]);
+    float* out = (float*)PyLong_AsVoidPtr(args[3]);
+    if (PyErr_Occurred()) return nullptr;
+    silu_mul(gate_up, rows, width, out);
+    Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"isa", (PyCFunction)py_isa, METH_NOARGS, "the kernels in use: 0 none, 1 AVX2, 2 AVX512-VNNI"},
     {"set_isa", (PyCFunction)py_set_isa, METH_O, "use at most these kernels (tests); returns those in use"},
@@ -962,6 +1054,8 @@ PyMethodDef methods[] = {
     {"matmul", (PyCFunction)(void (*)(void))py_matmul, METH_FASTCALL, "packed weights times fp32 activations"},
     {"rms_norm", (PyCFunction)(void (*)(void))py_rms_norm, METH_FASTCALL, "RMSNorm of fp32 rows"},
     {"attend_one", (PyCFunction)(void (*)(void))py_attend_one, METH_FASTCALL, "one token's grouped-query attention"},
+    {"rope_into_cache", (PyCFunction)(void (*)(void))py_rope_into_cache, METH_FASTCALL, "rotary positions, keys and values cached"},
+    {"silu_mul", (PyCFunction)(void (*)(void))py_silu_mul, METH_FASTCALL, "silu(gate) * up"},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -122,12 +122,20 @@ class PackedMatrix:
     def _args(self) -> tuple[int, ...]:
         return (self.qtype, self.cols, self.tiles, *(b.data_ptr() for b in self._buffers))
 
-    def matmul_into(self, x: torch.Tensor, out: torch.Tensor, tiles: torch.Tensor | None = None) -> None:
-        """``out[:, i*16 + r] = x @ row r of tile i`` (every tile, or those listed in ``tiles``).
-        ``x``: [M, cols] fp32 contiguous; ``out``: fp32 rows of stride ``out.stride(0)``."""
+    def matmul_into(self, x: torch.Tensor, out: torch.Tensor, tiles: torch.Tensor | None = None,
+                    bias: torch.Tensor | None = None) -> None:
+        """``out[:, i*16 + r] = x @ row r of tile i + bias`` (every tile, or those listed in
+        ``tiles``). ``x``: [M, cols] fp32 contiguous; ``out``: fp32 rows of stride
+        ``out.stride(0)``; ``bias``: fp32, padded to whole tiles (``padded_bias``)."""
         count = self.tiles if tiles is None else tiles.numel()
         _native.matmul(*self._args(), x.data_ptr(), x.shape[0], 0 if tiles is None else tiles.data_ptr(), count,
-                       out.data_ptr(), out.stride(0), torch.get_num_threads())
+                       out.data_ptr(), out.stride(0), 0 if bias is None else bias.data_ptr(), torch.get_num_threads())
+
+    def padded_bias(self, bias: torch.Tensor) -> torch.Tensor:
+        """This matrix's part of a bias, zeros in its padding rows: what ``matmul_into`` adds."""
+        padded = torch.zeros(self.tiles * TILE)
+        padded[: self.rows] = bias.float()
+        return padded
 
     def unpack(self, first: int = 0, count: int | None = None) -> torch.Tensor:
         """Rows ``first .. first + count`` read back from the tiles as fp32 (tests)."""
@@ -158,6 +166,10 @@ class QuantLinear:
         self.in_features = parts[0].cols
         self.out_features = sum(m.rows for m in self._matrices)
         self.bias = None if bias is None else bias.float().contiguous()
+        starts = [sum(m.rows for m in self._matrices[:i]) for i in range(len(self._matrices))]
+        # each matrix adds its part of the bias as it stores its results
+        self._biases = [None if bias is None else m.padded_bias(self.bias[start : start + m.rows])
+                        for m, start in zip(self._matrices, starts)]
         self.kind = "gguf:" + "+".join(PACKED_TYPES[m.qtype] for m in self._matrices)
         # each matrix writes its tiles straight into its columns when no tile spills over the next
         self._in_place = all(m.rows % TILE == 0 for m in self._matrices)
@@ -167,16 +179,14 @@ class QuantLinear:
         x2 = x.reshape(-1, self.in_features).float().contiguous()
         out = torch.empty(x2.shape[0], self.out_features)
         column = 0
-        for matrix in self._matrices:
+        for matrix, bias in zip(self._matrices, self._biases):
             if self._in_place:
-                matrix.matmul_into(x2, out[:, column:])
+                matrix.matmul_into(x2, out[:, column:], bias=bias)
             else:
                 part = torch.empty(x2.shape[0], matrix.tiles * TILE)
-                matrix.matmul_into(x2, part)
+                matrix.matmul_into(x2, part, bias=bias)
                 out[:, column : column + matrix.rows] = part[:, : matrix.rows]
             column += matrix.rows
-        if self.bias is not None:
-            out += self.bias
         return out.reshape(*lead, self.out_features)
 
     def rows(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -189,12 +199,9 @@ class QuantLinear:
         ids = ids.to(torch.long)
         tiles = torch.unique(ids // TILE)  # sorted
         part = torch.empty(x2.shape[0], tiles.numel() * TILE)
-        matrix.matmul_into(x2, part, tiles.contiguous())
+        matrix.matmul_into(x2, part, tiles.contiguous(), bias=self._biases[0])
         where = torch.searchsorted(tiles, ids // TILE) * TILE + ids % TILE
-        out = part.index_select(1, where)
-        if self.bias is not None:
-            out = out + self.bias.index_select(0, ids)
-        return out.reshape(*x.shape[:-1], ids.numel())
+        return part.index_select(1, where).reshape(*x.shape[:-1], ids.numel())
 
     @property
     def nbytes(self) -> int:
