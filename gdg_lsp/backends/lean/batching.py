@@ -53,6 +53,7 @@ from typing import Any
 import torch
 
 from gdg_lsp.backends.base import BackendStats, PrefillCancelled, common_prefix
+from gdg_lsp.backends.lean import native
 from gdg_lsp.backends.lean.cuda_graphs import BatchedGraphs, StaticLlama
 from gdg_lsp.backends.lean.linear import Linear
 from gdg_lsp.backends.lean.llama import (
@@ -114,20 +115,26 @@ def batched_step(models: Sequence[LeanLlama], tokens: Sequence[int | Sequence[in
     cos = first._cos.index_select(0, at)[:, None, :]  # [rows, 1, D]: each row at its own position
     sin = first._sin.index_select(0, at)[:, None, :]
     masks = [causal_mask(start, n, G, device) for start, n in zip(starts, counts)]
+    native_cache = native.fits(first.cache.k[0]) and D % 2 == 0
     for index, layer in enumerate(w.layers):
         x = rms_norm(h, layer.ln1, s.rms_eps)
-        qkv = _linear(layer.qkv, x)
-        q = apply_rope(qkv[:, : H * D].view(-1, H, D), cos, sin)
-        k = apply_rope(qkv[:, H * D : (H + KV) * D].view(-1, KV, D), cos, sin)
-        v = qkv[:, (H + KV) * D :].view(-1, KV, D)
+        qkv = _linear(layer.qkv, x).contiguous()
+        if not native_cache:
+            q_all = apply_rope(qkv[:, : H * D].view(-1, H, D), cos, sin)
+            k = apply_rope(qkv[:, H * D : (H + KV) * D].view(-1, KV, D), cos, sin)
+            v = qkv[:, (H + KV) * D :].view(-1, KV, D)
         outs = []
         for model, start, n, o, mask in zip(models, starts, counts, offsets, masks):
             # attention is per sequence (each against its own cache); the linears are the cost
             keys, values = model.cache.k[index], model.cache.v[index]
-            keys[:, start : start + n].copy_(k[o : o + n].transpose(0, 1))
-            values[:, start : start + n].copy_(v[o : o + n].transpose(0, 1))
-            outs.append(attend(q[o : o + n].transpose(0, 1), keys[:, : start + n], values[:, : start + n], mask,
-                               first._scale))
+            if native_cache:  # as LeanLlama.forward does it: a batch of one is the single sequence's step
+                q = native.rope_into_cache(qkv[o : o + n], first._cos[start : start + n], first._sin[start : start + n],
+                                           H, KV, keys, values, start)
+            else:
+                keys[:, start : start + n].copy_(k[o : o + n].transpose(0, 1))
+                values[:, start : start + n].copy_(v[o : o + n].transpose(0, 1))
+                q = q_all[o : o + n].transpose(0, 1)
+            outs.append(attend(q, keys[:, : start + n], values[:, : start + n], mask, first._scale))
         h = feed_forward(h + _linear(layer.o, torch.cat(outs)), layer, s.rms_eps, _linear)
     for model, start, n in zip(models, starts, counts):
         model.cache.length = start + n
