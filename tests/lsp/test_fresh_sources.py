@@ -158,3 +158,48 @@ async def test_p4_an_included_file_changed_or_shadowed_on_disk(tmp_path: Path):
         (tmp_path / "src" / "defs.p4").write_text("const bit<8> NEAR_LIMIT = 1;\n")
         constants = _names(await _gamma(server, uri, line, character), "Constant")
         assert "NEAR_LIMIT" in constants and "NEW_LIMIT" not in constants, constants
+
+
+# -- shell: the repository, the Makefile and its includes, package.json, justfile --------------------
+
+
+async def test_shell_sources_changed_on_disk_are_in_gamma_at_the_next_request(tmp_path: Path):
+    from tests.shell.shell_workspace import SHA, make_workspace, write
+
+    root = make_workspace(tmp_path / "ws")
+    script = "#!/bin/sh\ngit checkout \n"
+    uri = write(root / "sub" / "run.sh", script).as_uri()
+    options = {**OFF, "shell": {"tools": []}}
+    async with InProcessServer(dev=True, initialization_options=options, root_uri=root.as_uri()) as server:
+        server.open(uri, script, language_id="shellscript")
+        version = 1
+
+        async def gamma() -> dict[str, list[str]]:
+            nonlocal version
+            version += 1
+            _change(server, uri, version, script)
+            return await _gamma(server, uri, 1, len("git checkout "))
+
+        before = await gamma()
+        assert {"refs/heads/feature/login"} <= _names(before, "Branch")
+        assert {"make:lint", "make:build"} <= _names(before, "MakeTarget")
+        assert "npm:build" in _names(before, "NpmScript") and "just:deploy" in _names(before, "JustRecipe")
+        assert "MERGE_HEAD" not in _names(before, "PseudoRef")
+
+        git = root / ".git"
+        (git / "refs" / "heads" / "feature" / "login").rename(git / "refs" / "heads" / "feature" / "logout")
+        write(git / "MERGE_HEAD", SHA + "\n")  # a merge under way
+        write(root / "mk" / "common.mk", "lunt:\n\techo l\n")  # the included file, same size
+        write(root / "sub" / "package.json", '{"scripts": {"serve": "vite"}}')  # nearer than the root's
+        write(root / "justfile", "set shell := [\"bash\", \"-c\"]\nalias b := deplay\ndeplay target='prod':\n"
+                                 "\techo $target\n")
+        after = await gamma()
+        branches = _names(after, "Branch")
+        assert "refs/heads/feature/logout" in branches and "refs/heads/feature/login" not in branches, branches
+        assert "MERGE_HEAD" in _names(after, "PseudoRef")
+        targets = _names(after, "MakeTarget")
+        assert "make:lunt" in targets and "make:lint" not in targets, targets
+        scripts = _names(after, "NpmScript")
+        assert scripts == {"npm:serve"}, scripts
+        recipes = _names(after, "JustRecipe")
+        assert "just:deplay" in recipes and "just:deploy" not in recipes, recipes

@@ -10,6 +10,12 @@ Sources, each read by its own module and cached on what it was read from:
 | Subcommand, Option | the tools of ``gdg.shell.tools`` describing themselves (``tool_help``) |
 | Source | one binding per source that was read (so a known source with no names closes its positions) |
 
+Each is checked against the disk at every request, by stamps (``gdg_lsp.stamps``): the
+files found for a folder are kept while the stamps of the folders searched hold (a new
+package.json or Makefile changes its folder's), a Makefile's targets while the stamps
+of it and of every file it includes (or looked for) hold, the repository while
+``git_state.fresh`` says so, a script file while its own stamp holds.
+
 Binding names are qualified so that a branch and a script of one name do not
 collide (``refs/heads/main``, ``npm:build``, ``git checkout --quiet``); the
 word written on a command line is the attr ``word`` and the name the shell reads
@@ -22,11 +28,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
@@ -43,9 +49,6 @@ _REF_PREFIX = {"branch": "refs/heads/", "tag": "refs/tags/", "remote-branch": "r
 _SCRIPT_SORT = {"npm": "NpmScript", "just": "JustRecipe", "task": "Task"}
 MAX_USED_SUBCOMMANDS = 16
 """Subcommands of one tool a script uses whose own help is asked (the first in name order)."""
-DISCOVERY_TTL_S = 2.0
-"""How long the files found for a folder are trusted before they are searched for again
-(a new package.json is noticed within this; a changed one at once, by its mtime)."""
 
 
 def _uri(path: str | os.PathLike[str]) -> str:
@@ -72,20 +75,25 @@ class Sources:
             BoundedCache("shell.git-state", 8)
         self._generations = itertools.count(1)
         self._files: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.workspace-files", 16)
+        # (Makefile, boundary) -> (the stamps of the files read, its key in Γ's frame cache, its bindings)
+        self._makefiles: BoundedCache[tuple, tuple[stamps.Witness, tuple, list[Binding]]] = \
+            BoundedCache("shell.makefiles", 8)
         self._frames: BoundedCache[tuple, Frame] = BoundedCache("shell.frames", 8)
         self._tool_bindings: BoundedCache[tuple, list[Binding]] = BoundedCache("shell.tool-bindings", 32)
-        # which files a folder's sources are (found walking up): trusted for DISCOVERY_TTL_S
-        self._found: BoundedCache[tuple, tuple[float, dict[str, Path | None]]] = BoundedCache("shell.discovery", 16)
+        # which files a folder's sources are (found walking up): kept while the folders' stamps hold
+        self._found: BoundedCache[tuple, tuple[stamps.Witness, dict[str, Path | None]]] = \
+            BoundedCache("shell.discovery", 16)
 
     def _discover(self, place: Place) -> dict[str, Path | None]:
         """The git folder, Makefile, package.json, justfile and Taskfile a script in
-        ``place`` runs with (each search walks up to the workspace folder)."""
+        ``place`` runs with (each search walks up to the workspace folder); searched again
+        when a folder on the way changed (a file came or went there)."""
         key = (place.folder, place.boundary.folders)
-        now = time.monotonic()
         hit = self._found.get(key)
-        if hit is not None and now < hit[0]:
+        if hit is not None and hit[0].holds():
             return hit[1]
         assert place.folder is not None
+        witness = _searched(place)
         found = {
             "git": git_state.find_git_dir(place.folder, place.boundary),
             "make": _nearest_makefile(place),
@@ -93,7 +101,9 @@ class Sources:
             "just": package_scripts.nearest(place.folder, package_scripts.JUSTFILE_NAMES, place.boundary),
             "task": package_scripts.nearest(place.folder, package_scripts.TASKFILE_NAMES, place.boundary),
         }
-        self._found.put(key, (now + DISCOVERY_TTL_S, found))
+        if found["git"] is not None and (found["git"].parent / ".git").is_file():
+            witness.note(found["git"].parent / ".git")  # a gitdir: file, read by the search
+        self._found.put(key, (witness, found))
         return found
 
     # -- the repository -----------------------------------------------------------------
@@ -121,18 +131,18 @@ class Sources:
         makefile = self._discover(place)["make"]
         if makefile is None:
             return (), []
-        key = ("make", str(makefile), _stamp(makefile))
-
-        def make() -> list[Binding]:
+        watch_key = (str(makefile), place.boundary.folders)
+        known = self._makefiles.get(watch_key)
+        if known is None or not known[0].holds():  # the Makefile or a file it includes changed
+            witness = stamps.Witness()
             found = [Binding(f"source:make:{makefile}", "Source", {"kind": "make", "path": str(makefile), "completion": False},
                              Origin(_uri(makefile), 0, 0, f"the Makefile {makefile.name}"))]
-            for target in make_targets.read_targets(makefile, place.boundary):
+            for target in make_targets.read_targets(makefile, place.boundary, witness):
                 found.append(Binding(f"make:{target.name}", "MakeTarget", _written(target.name) | {"file": target.file},
                                      Origin(_uri(target.file), target.line, 0,
                                             f"{Path(target.file).name}:{target.line + 1}")))
-            return found
-
-        return key, self._files.get_or_make(key, make)
+            known = self._makefiles.put(watch_key, (witness, ("make", str(makefile), next(self._generations)), found))
+        return known[1], known[2]
 
     def scripts(self, place: Place) -> tuple[tuple, list[Binding]]:
         if place.folder is None:
@@ -146,7 +156,7 @@ class Sources:
             path = discovered[runner]
             if path is None:
                 continue
-            key = (runner, str(path), _stamp(path), place.limits.scripts)
+            key = (runner, str(path), stamps.of(path), place.limits.scripts)
 
             def make(path: Path = path, runner: str = runner, read=read) -> list[Binding]:
                 bindings = [Binding(f"source:{runner}:{path}", "Source", {"kind": runner, "path": str(path), "completion": False},
@@ -262,12 +272,18 @@ def _short(file: str, git_dir: Path) -> str:
         return file
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-        return stat.st_mtime_ns, stat.st_size
-    except OSError:
-        return 0, 0
+def _searched(place: Place) -> stamps.Witness:
+    """The stamps of the folders the searches for a script's files walk (from its folder up,
+    inside the boundary), taken before they look: a file that comes or goes in one of them
+    changes its folder's stamp."""
+    witness = stamps.Witness()
+    current = place.folder
+    while current is not None and place.boundary.allows(current):
+        witness.note(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    return witness
 
 
 def _nearest_makefile(place: Place) -> Path | None:

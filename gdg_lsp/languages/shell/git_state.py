@@ -22,9 +22,12 @@ before it is kept; one that fails is noted once in ``words.REJECTIONS``.
 
 Costs are bounded whatever the repository holds: at most ``gdg.limits.refs`` names and
 ``gdg.limits.refFolders`` folders are read (the first name past a bound is noted), and
-whether anything changed is told by ``fresh``: the stamps of the files read and
-of the folders walked, a few ``stat`` calls per request instead of a walk (past
-``FOLDERS_EVERY_CHECK`` folders, theirs at most every ``REFS_RECHECK_S``).
+whether anything changed is told by ``fresh``: the stamps (``gdg_lsp.stamps``: mtime,
+size, inode, ctime; one taken within the file system's time step never trusted) of
+the files read, of the pseudo-refs looked for and of the folders walked, a few
+``stat`` calls per request instead of a walk (past ``FOLDERS_EVERY_CHECK`` folders,
+theirs at most every ``REFS_RECHECK_S``, less than the 0.3 s a change may precede
+the request it must show in).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gdg_lsp import words
+from gdg_lsp import stamps, words
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.shell import names
 from gdg_lsp.settings import LimitsSettings
@@ -50,7 +53,7 @@ MAX_REF_FOLDERS = 512
 FOLDERS_EVERY_CHECK = 128
 """Up to this many walked folders are stat-ed at every freshness check (a ref added in one is
 seen at the next request); past it they are stat-ed at most every ``REFS_RECHECK_S``."""
-REFS_RECHECK_S = 1.0
+REFS_RECHECK_S = 0.25
 MAX_WORKTREES = 256
 MAX_FILE = 4 * 1024 * 1024
 """``HEAD``, ``config``, ``commondir``, ``gitdir`` files."""
@@ -129,24 +132,17 @@ def common_dir(git_dir: Path, boundary: Boundary) -> Path:
     return common if common.is_dir() and boundary.allows(common) else git_dir
 
 
-def _stat(path: Path | str, follow: bool = False) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path, follow_symlinks=follow)
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size, info.st_ino
-
-
 def _file_stamps(git_dir: Path, common: Path) -> tuple:
-    """The stamps of the files ``read_state`` reads (a link's own and its target's)."""
-    files = (git_dir / "HEAD", common / "packed-refs", common / "config", common / "worktrees", common / "refs")
-    return tuple((str(path), _stat(path), _stat(path, follow=True)) for path in files)
+    """The stamps of the files ``read_state`` reads or looks for (a link's own and its target's)."""
+    files = (*(git_dir / pseudo for pseudo in PSEUDO_REFS), common / "packed-refs", common / "config",
+             common / "worktrees", common / "refs")
+    return tuple((str(path), stamps.of(path, follow=False), stamps.of(path)) for path in files)
 
 
 def fresh(state: RepoState) -> bool:
     """Whether nothing ``state`` was read from has changed since: the files it read and every
     folder of ``refs/`` it walked (a ref added, removed or renamed changes its folder's mtime, a
-    new folder its parent's). Eleven ``stat`` calls, plus one per walked folder when there are at
+    new folder its parent's). Seventeen ``stat`` calls, plus one per walked folder when there are at
     most ``FOLDERS_EVERY_CHECK`` of them or ``REFS_RECHECK_S`` has passed since they were last
     compared, whatever the number of refs. Each stamp in ``state`` was taken before its file was
     read, so a change made while reading is seen by the next check."""
@@ -154,12 +150,12 @@ def fresh(state: RepoState) -> bool:
         return False
     git_dir = state.git_dir
     commondir, files, folders = state.stamp
-    if (commondir, files) != (_stat(git_dir / "commondir"), _file_stamps(git_dir, state.common_dir)):
+    if (commondir, files) != (stamps.of(git_dir / "commondir", follow=False), _file_stamps(git_dir, state.common_dir)):
         return False
     now = time.monotonic()
     if len(state.folders) > FOLDERS_EVERY_CHECK and now < state.folders_checked + REFS_RECHECK_S:
         return True
-    if folders != tuple(_stat(folder) for folder in state.folders):
+    if folders != tuple(stamps.of(folder, follow=False) for folder in state.folders):
         return False
     state.folders_checked = now
     return True
@@ -192,7 +188,7 @@ def read_state(git_dir: Path, boundary: Boundary, limits: LimitsSettings | None 
     """What the repository's files say, within ``limits`` (``gdg.limits.refs``, ``refFolders``,
     ``packedRefsBytes``; the defaults without)."""
     limits = limits or LimitsSettings()
-    commondir_stamp = _stat(git_dir / "commondir")
+    commondir_stamp = stamps.of(git_dir / "commondir", follow=False)
     common = common_dir(git_dir, boundary)
     state = RepoState(git_dir, common)
     file_stamps = _file_stamps(git_dir, common)
@@ -253,7 +249,7 @@ def _loose_refs(root: Path, boundary: Boundary, max_refs: int = MAX_REFS, max_fo
     capped = False
     while stack and len(found) < max_refs:
         folder, prefix = stack.pop()
-        walked.append((folder, _stat(folder)))
+        walked.append((folder, stamps.of(folder, follow=False)))
         try:
             with os.scandir(folder) as listing:
                 # a folder of a million entries costs no more than the names that are kept

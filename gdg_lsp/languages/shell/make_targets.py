@@ -6,7 +6,8 @@ neither a pattern (``%.o``), a special target (``.PHONY``, ``.DEFAULT``), nor
 made of variables (``$(OUT)``: its name is only known after expansion).
 ``include`` / ``-include`` / ``sinclude`` directives with literal file names
 are followed, relative to the including file, within the boundary, eight deep
-at most. Every file is read through the boundary (``Boundary.read_noted``: a FIFO
+at most; the stamp of each file read (or looked for: an include not there yet) is
+noted before its read, so what was read is kept only while they hold. Every file is read through the boundary (``Boundary.read_noted``: a FIFO
 named by an ``include`` is refused, never waited on), and every target passes
 ``names.script`` before it is kept.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 import tree_sitter
 import tree_sitter_make
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.languages.base import ThreadParser
 from gdg_lsp.languages.shell import names
@@ -48,19 +50,22 @@ def find_makefile(folder: Path, boundary: Boundary) -> Path | None:
     return None
 
 
-def read_targets(makefile: Path, boundary: Boundary) -> list[Target]:
-    """Targets of ``makefile`` and of the files it includes, in order of appearance."""
+def read_targets(makefile: Path, boundary: Boundary, witness: stamps.Witness | None = None) -> list[Target]:
+    """Targets of ``makefile`` and of the files it includes, in order of appearance
+    (``witness`` gets the stamp of every file read or looked for)."""
     targets: dict[str, Target] = {}
     seen: set[Path] = set()
-    _read(makefile, boundary, targets, seen, 0)
+    _read(makefile, boundary, targets, seen, 0, witness if witness is not None else stamps.Witness())
     return list(targets.values())
 
 
-def _read(path: Path, boundary: Boundary, targets: dict[str, Target], seen: set[Path], depth: int) -> None:
+def _read(path: Path, boundary: Boundary, targets: dict[str, Target], seen: set[Path], depth: int,
+          witness: stamps.Witness) -> None:
     resolved = path.resolve()
     if depth > MAX_DEPTH or resolved in seen or len(seen) >= MAX_FILES or not boundary.allows(path):
         return
     seen.add(resolved)
+    witness.note(path)
     source = boundary.read_noted(path, MAX_BYTES)
     if source is None:
         return
@@ -79,7 +84,7 @@ def _read(path: Path, boundary: Boundary, targets: dict[str, Target], seen: set[
             for word in (files.children if files is not None else ()):
                 name = word.text.decode("utf-8", "replace")
                 if word.type == "word" and "$" not in name and "%" not in name and "*" not in name:
-                    _read(path.parent / name, boundary, targets, seen, depth + 1)
+                    _read(path.parent / name, boundary, targets, seen, depth + 1, witness)
 
 
 def _directives(root):
