@@ -203,3 +203,28 @@ async def test_shell_sources_changed_on_disk_are_in_gamma_at_the_next_request(tm
         assert scripts == {"npm:serve"}, scripts
         recipes = _names(after, "JustRecipe")
         assert "just:deplay" in recipes and "just:deploy" not in recipes, recipes
+
+
+# -- jq -----------------------------------------------------------------------------------------------
+
+
+async def test_jq_an_input_replaced_on_disk_is_read_again(tmp_path: Path):
+    """A generator (``rsync -t``, ``cp -p``) renames a new input over the old one keeping its
+    modification time: the same mtime and size, another file."""
+    import json
+    import os
+
+    data = tmp_path / "orders.json"
+    data.write_text(json.dumps({"alpha": 1}))
+    old = data.stat()
+    uri = (tmp_path / "orders.jq").as_uri()
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        server.open(uri, ".", language_id="jq")
+        assert ".alpha" in _names(await _gamma(server, uri, 0, 1), "Field")
+        staged = tmp_path / "orders.json.new"
+        staged.write_text(json.dumps({"omega": 1}))
+        os.utime(staged, ns=(old.st_atime_ns, old.st_mtime_ns))
+        staged.replace(data)
+        _change(server, uri, 2, ". ")
+        fields = _names(await _gamma(server, uri, 0, 1), "Field")
+        assert ".omega" in fields and ".alpha" not in fields, fields

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from gdg_lsp import stamps
 from gdg_lsp.boundary import Boundary
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
@@ -63,7 +64,9 @@ class Program:
 
 
 class Samples:
-    """Input shapes, cached on the files' paths, mtimes and sizes."""
+    """Input shapes, cached on the files' paths and stamps (``gdg_lsp.stamps``, taken before the
+    read and compared at every request: a file rewritten within the file system's time step, or
+    renamed over the old one, is read again)."""
 
     def __init__(self) -> None:
         self._cache: BoundedCache[tuple, Sample | None] = BoundedCache("jq.samples", 8)
@@ -73,14 +76,7 @@ class Samples:
         a caller that knows it; without one, that of the files' own folders)."""
         if not paths:
             return None
-        stamps = []
-        for path in paths:
-            try:
-                stat = path.stat()
-                stamps.append((str(path), stat.st_mtime_ns, stat.st_size))
-            except OSError:
-                stamps.append((str(path), 0, 0))
-        key = (tuple(stamps), boundary.folders if boundary is not None else None)
+        key = (tuple((str(path), stamps.of(path)) for path in paths), boundary.folders if boundary is not None else None)
         hit = self._cache.get(key)
         if hit is not None or key in self._cache:
             return hit
