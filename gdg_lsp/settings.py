@@ -27,6 +27,7 @@ SQL_DIALECTS = ("sqlite", "postgres", "ansi")  # gdg_lsp.languages.sql.dialects.
 SQL_PROMPTS = ("schema", "plain")
 GRAMMAR_ENGINES = ("auto", "llguidance", "xgrammar")  # gdg_lsp.grammar.engine.ENGINES
 SHOW_UNGUARANTEED = ("never", "noInventedNames", "always")  # gdg_lsp.service.candidates
+WATCH_FILES = ("auto", "server", "client", "off")  # gdg_lsp.server.workspace_files
 
 
 def _one_of(choices: tuple[str, ...]):
@@ -300,6 +301,11 @@ class Settings:
     hole, Γ, grammar and prompt ready at the edited position (the prompt in the model's KV cache),
     on the decode worker, cancelled by the next edit or any request (``server/work_ahead.py``)."""
     work_ahead_debounce_ms: int = attrs.field(default=30, validator=_in_range(0, 10_000))
+    watch_files: str = attrs.field(default="auto", validator=_one_of(WATCH_FILES))
+    """Who watches the workspace's files so the index is fresh before a request: ``auto`` (the
+    client's watchers when it can register them, else the server's own, ``watchfiles`` in a
+    thread), ``server``, ``client``, ``off``. Γ is checked against the files' stamps at every
+    request whatever this says; a watcher publishes diagnostics again when a schema moves."""
     sql: SqlSettings = attrs.field(factory=SqlSettings)
     python: PythonSettings = attrs.field(factory=PythonSettings)
     p4: P4Settings = attrs.field(factory=P4Settings)

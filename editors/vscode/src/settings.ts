@@ -28,6 +28,7 @@ export const SERVER_KEYS = [
   "inline",
   "workAhead",
   "workAheadDebounceMs",
+  "watchFiles",
   "sql.connections",
   "sql.sources",
   "sql.prompt",

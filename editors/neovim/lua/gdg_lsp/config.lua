@@ -24,7 +24,8 @@ M.defaults = {
   root_markers = { "pyproject.toml", "setup.cfg", ".git" },
   -- The server's `gdg` settings (camelCase, as in VS Code): model, device,
   -- constraint, maxTokens, timeoutMs, maxLines, contextTokens, diagnostics,
-  -- inline, workAhead, workAheadDebounceMs, sql = { connections = {...} }, p4 = { includePaths = {...} },
+  -- inline, workAhead, workAheadDebounceMs, watchFiles ("auto": Neovim on Linux registers no file
+  -- watchers, so the server watches the workspace itself), sql = { connections = {...} }, p4 = { includePaths = {...} },
   -- tilelang = { version = "..." }, shell = { tools = {...} },
   -- jq = { inputs = { { filter = "*.jq", input = "data.json" } } }. Unset keys keep the server's defaults.
   -- fragments = { paths = {...}, trustedFolders = { "~/src/kernels" },
