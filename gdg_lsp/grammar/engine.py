@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,8 @@ class EngineStats:
     compile_seconds: float = 0.0
     evictions: int = 0
     bytes: int = 0
+    shared: int = 0
+    """Asks that found the grammar being compiled by another thread and waited for that compile."""
 
 
 class Matcher(ABC):
@@ -194,29 +197,56 @@ class GrammarEngine(ABC):
             f"grammar.{self.name}", 4096, max_weight=max_bytes, weigh=lambda compiled: compiled.weight)
         self._compiles = 0
         self._compile_seconds = 0.0
+        self._shared = 0
+        self._compiling: dict[str, Future] = {}
+        """Grammars being compiled now, by key: a second ask waits for the first one's compile."""
         self._lock = threading.Lock()
 
     @property
     def stats(self) -> EngineStats:
         counts = self._entries.stats
-        return EngineStats(counts.hits, self._compiles, self._compile_seconds, counts.evictions, counts.weight)
+        return EngineStats(counts.hits, self._compiles, self._compile_seconds, counts.evictions, counts.weight,
+                           self._shared)
 
     @staticmethod
     def key(grammar: Grammar) -> str:
         return grammar_key(grammar)
 
     def get(self, grammar: Grammar) -> Compiled:
-        """The compiled grammar (from the cache when this grammar was compiled before);
-        raises GrammarError when the engine cannot compile it."""
+        """The compiled grammar (from the cache when this grammar was compiled before, or from
+        the compile another thread has in flight for it: the plan on an analysis thread and
+        the decode on a slot, two slots missing the same grammar, compile it once); raises
+        GrammarError when the engine cannot compile it."""
         key = grammar_key(grammar)
         if (hit := self._entries.get(key)) is not None:
             return hit
+        with self._lock:
+            if (hit := self._entries.get(key)) is not None:
+                return hit
+            pending = self._compiling.get(key)
+            if pending is None:
+                pending = self._compiling[key] = Future()
+                owner = True
+            else:
+                self._shared += 1
+                owner = False
+        if not owner:
+            return pending.result()  # the compile's own GrammarError when it failed
         began = time.perf_counter()
-        handle, weight = self._compile(grammar)
+        try:
+            handle, weight = self._compile(grammar)
+            compiled = self._entries.put(key, Compiled(self, key, handle, weight, grammar))
+        except BaseException as err:
+            with self._lock:
+                del self._compiling[key]
+            pending.set_exception(err)
+            raise
         with self._lock:
             self._compiles += 1
             self._compile_seconds += time.perf_counter() - began
-        return self._entries.put(key, Compiled(self, key, handle, weight, grammar))
+            del self._compiling[key]
+        pending.set_result(compiled)
+        return compiled
 
     def __len__(self) -> int:
         return len(self._entries)
