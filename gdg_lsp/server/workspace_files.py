@@ -8,9 +8,17 @@ published again, so a column added in ``schema.sql`` stops being flagged in
 ``query.sql`` without a keystroke there. A save of a document counts as a
 change of its file.
 
-Clients that can register file watchers dynamically are asked to watch the
-schema files at ``initialized``; others still get fresh schemas, because the
-catalogs also re-check file stamps at most every two seconds when asked.
+Who watches is ``gdg.watchFiles``: ``auto`` asks a client that can register
+file watchers dynamically to watch the schema and fragment files at
+``initialized``, and otherwise starts the server's own watcher
+(``file_watcher.py``: ``watchfiles`` in a thread, a bounded number of folders),
+whose changes go to the same refresh; ``server`` and ``client`` choose one,
+``off`` neither. Γ does not wait for either: every source a request uses is
+checked against the stamps of what it read at that request (``gdg_lsp.stamps``),
+so a file written a moment ago is seen even with no watcher at all; a watcher
+makes the index fresh before the request and publishes diagnostics again when
+a schema moves. Turning the setting to ``off`` or ``client`` stops the server's
+watcher within a second; the folders it watches follow the workspace folders.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,6 +35,7 @@ from lsprotocol import types
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.sql import catalog as sql_catalog
 from gdg_lsp.server import diagnostics, fragment_files
+from gdg_lsp.server.file_watcher import FileWatcher
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +60,54 @@ async def refresh(ls, paths: Iterable[Path]) -> bool:
     return changed
 
 
+_WATCHERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""The server's own watcher of each session that runs one."""
+
+
+def server_watcher(ls) -> FileWatcher | None:
+    """The session's own file watcher, if it runs one."""
+    return _WATCHERS.get(ls.session)
+
+
+async def changed(ls, paths: list[Path]) -> None:
+    """What a batch of changed files (from a watcher, the client's or the server's) refreshes."""
+    await refresh(ls, paths)
+    await fragment_files.refresh(ls, paths)
+
+
 async def watch(ls) -> None:
-    """Ask the client to watch the schema files, when it can register watchers."""
+    """Start watching the workspace as ``gdg.watchFiles`` says (at ``initialized``)."""
+    mode = getattr(ls.session.settings, "watch_files", "auto")
     caps = ls.client_capabilities
     watched = caps and caps.workspace and caps.workspace.did_change_watched_files
-    if not (watched and watched.dynamic_registration):
+    client_can = bool(watched and watched.dynamic_registration)
+    if mode in ("auto", "client") and client_can:
+        await _ask_client(ls)
+    if mode == "server" or (mode == "auto" and not client_can):
+        _start_server_watcher(ls)
+
+
+def _start_server_watcher(ls) -> None:
+    session = ls.session
+    loop = session.loop or asyncio.get_running_loop()
+    if (running := _WATCHERS.get(session)) is not None and running.running:
         return
+
+    def alive() -> bool:
+        # the session's loop still runs, the client has not shut it down, and the setting still wants it
+        return (not loop.is_closed() and not getattr(ls.protocol, "_shutdown", False)
+                and getattr(session.settings, "watch_files", "auto") in ("auto", "server"))
+
+    def deliver(paths: list[Path]) -> None:
+        asyncio.run_coroutine_threadsafe(changed(ls, paths), loop)
+
+    watcher = FileWatcher(lambda: list(session.workspace.roots), deliver, alive)
+    _WATCHERS[session] = watcher
+    watcher.start()
+
+
+async def _ask_client(ls) -> None:
+    """Ask the client to watch the schema and fragment files."""
     options = types.DidChangeWatchedFilesRegistrationOptions(
         watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in (*WATCHED_GLOBS, fragment_files.WATCHED_GLOB)])
     registration = types.Registration(
@@ -69,12 +121,9 @@ async def watch(ls) -> None:
 def register(server) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
-        paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
-        await refresh(ls, paths)
-        await fragment_files.refresh(ls, paths)
+        await changed(ls, [p for change in params.changes if (p := uri_to_path(change.uri)) is not None])
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
         if (path := uri_to_path(params.text_document.uri)) is not None:
-            await refresh(ls, [path])
-            await fragment_files.refresh(ls, [path])
+            await changed(ls, [path])

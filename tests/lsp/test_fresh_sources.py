@@ -228,3 +228,59 @@ async def test_jq_an_input_replaced_on_disk_is_read_again(tmp_path: Path):
         _change(server, uri, 2, ". ")
         fields = _names(await _gamma(server, uri, 0, 1), "Field")
         assert ".omega" in fields and ".alpha" not in fields, fields
+
+
+# -- the server's own watcher --------------------------------------------------------------------------
+
+
+def _published(uri: str, after: int, server: InProcessServer):
+    return lambda m: (m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+                      and server.messages.index(m) >= after)
+
+
+async def test_the_servers_watcher_refreshes_diagnostics_without_a_request(tmp_path: Path):
+    """A client that watches nothing: with ``gdg.watchFiles: server`` (as ``auto`` is for such a
+    client) a column added to schema.sql clears the query's warning with no keystroke there."""
+    from gdg_lsp.server import workspace_files
+
+    (tmp_path / "schema.sql").write_text("CREATE TABLE users (id INT, name TEXT);\n")
+    uri = (tmp_path / "query.sql").as_uri()
+    options = {**OFF, "watchFiles": "server"}
+    async with InProcessServer(dev=True, initialization_options=options, root_uri=tmp_path.as_uri()) as server:
+        watcher = None
+        for _ in range(200):
+            watcher = workspace_files.server_watcher(server.server)
+            if watcher is not None and watcher.ready.is_set():
+                break
+            await server.settle(0.05)
+        assert watcher is not None and watcher.ready.is_set() and tmp_path in watcher.watched
+        mark = len(server.messages)
+        server.open(uri, "SELECT email FROM users;\n", language_id="sql")
+        first = await server.wait_for(_published(uri, mark, server), 30)
+        assert [d["code"] for d in first["params"]["diagnostics"]] == ["sql.unknown-column"]
+
+        mark = len(server.messages)
+        (tmp_path / "schema.sql").write_text("CREATE TABLE users (id INT, name TEXT, email TEXT);\n")
+        again = await server.wait_for(_published(uri, mark, server), 30)  # generous: the watcher, then the analysis
+        assert again["params"]["diagnostics"] == []
+        assert watcher.delivered >= 1
+
+
+async def test_the_watcher_is_off_when_set_off(tmp_path: Path):
+    from gdg_lsp.server import workspace_files
+
+    (tmp_path / "schema.sql").write_text("CREATE TABLE users (id INT, name TEXT);\n")
+    uri = (tmp_path / "query.sql").as_uri()
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        mark = len(server.messages)
+        server.open(uri, "SELECT email FROM users;\n", language_id="sql")
+        await server.wait_for(_published(uri, mark, server), 30)
+        assert workspace_files.server_watcher(server.server) is None
+        mark = len(server.messages)
+        (tmp_path / "schema.sql").write_text("CREATE TABLE users (id INT, name TEXT, email TEXT);\n")
+        await server.settle(2.0)
+        assert not any(_published(uri, mark, server)(m) for m in server.messages[mark:])
+        # and the next request reads the file all the same
+        _change(server, uri, 2, "SELECT email FROM users; \n")
+        fixed = await server.wait_for(_published(uri, mark, server), 30)
+        assert fixed["params"]["diagnostics"] == []

@@ -19,7 +19,8 @@ from pathlib import Path
 from gdg_lsp.bench.costs_workspace import link_farm
 from gdg_lsp.bench.inprocess import InProcessServer
 
-NO_MODEL = {"model": "/nonexistent/x.gguf", "diagnostics": False}
+NO_MODEL = {"model": "/nonexistent/x.gguf", "diagnostics": False, "watchFiles": "off"}
+"""The server's own watcher lists folders too, in a thread of its own: these count the walk's."""
 
 
 class Listings:
