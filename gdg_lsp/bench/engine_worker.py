@@ -28,6 +28,8 @@ from typing import Any, BinaryIO
 
 import torch
 
+from gdg_lsp.backends.lean import native
+
 LLAMA_CPP = "llama.cpp"
 
 
@@ -60,7 +62,6 @@ def packed_from_gguf(backend: Any, spec: Any) -> tuple[Any, bool]:
     ``load_weights(gguf=)`` reads them, when ``models.load`` widened them (it does until it
     passes the file's path); (backend, whether it was rebuilt)."""
     from gdg_lsp.backends import models
-    from gdg_lsp.backends.lean import native
     from gdg_lsp.backends.lean.llama import FastLlamaBackend, load_weights
 
     weights = getattr(backend, "weights", None)
@@ -127,6 +128,7 @@ def serve(engine: str, model: str, threads: int, commands: BinaryIO, channel: Bi
         return 1
     gc.collect()
     load_memory = memory_mb()
+    native.release_freed_memory()  # what the load freed (the bridge's widened weights among it)
     reset_peak()
     _write(channel, {"ready": True, "load_s": round(time.perf_counter() - began, 2),
                      "load_peak_mb": load_memory["peak_mb"], **facts})

@@ -296,7 +296,10 @@ def load_weights(folder: Path, quant: str = "int8", device: str = "cpu", vocab_r
             state = read_blocks(gguf, shape.heads, shape.kv_heads)
         except UnsupportedGguf:
             state = None
-    return build_weights(shape, state if state is not None else _tensors(folder), quant, device, vocab_rows=vocab_rows)
+    weights = build_weights(shape, state if state is not None else _tensors(folder), quant, device, vocab_rows=vocab_rows)
+    if state is not None:
+        native.release_freed_memory()  # the packing's temporaries
+    return weights
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
