@@ -15,13 +15,18 @@ never on the event loop.
 from __future__ import annotations
 
 import enum
+import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
+
+if os.name == "nt":
+    from nturl2path import url2pathname
+else:  # what urllib.request's is on POSIX; importing it brought http.client and email (0.1 s of the start)
+    url2pathname = unquote
 
 from gdg_lsp.chunked_text import CHARS, UTF8, UTF16, ChunkedText, units
 from gdg_lsp.errors import DocumentNotOpenError, GdgError

@@ -116,6 +116,9 @@ def local_service(settings: Settings, workspace: WorkspaceContext, progress: Pro
     """The service over the local model (also the remote engine's fallback)."""
     warn = on_warning or (lambda message: log.warning("%s", message))
     name, load = resolve_model(settings, progress)  # the model first: a missing one costs no torch import
+    # said before the engine's imports (torch: 6 s on a loaded 2-core machine), which the editor
+    # spent on "starting" with nothing to show: the load's progress begins with this status
+    on_status(Status("loading", f"loading {name}", model=name))
     from gdg_lsp.backends import models
     from gdg_lsp.backends.lean.batching import pooled
     from gdg_lsp.service.local import CompletionService
