@@ -4,16 +4,19 @@ Analyses, parse results, compiled grammars: each is kept in a ``BoundedCache``
 with a name, an entry limit and optionally a weight limit (bytes), least
 recently used first out. Every cache counts hits, misses and evictions, and
 registers itself so that ``gdg-lsp bench perf`` and ``gdg/status`` can show
-them all (``all_stats``). Thread-safe: the event loop and the decode worker
+them all (``all_stats``), and so that a workspace folder removed leaves nothing
+read from it in any of them (``forget_paths``). Thread-safe: the event loop and the decode worker
 share them.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from urllib.parse import unquote, urlsplit
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -95,6 +98,16 @@ class BoundedCache(Generic[K, V]):
             self.stats.entries = len(self._entries)
             return value
 
+    def drop_where(self, predicate: Callable[[K], bool]) -> int:
+        """Drop the entries whose key ``predicate`` holds for; how many were dropped."""
+        with self._lock:
+            gone = [key for key in self._entries if predicate(key)]
+            for key in gone:
+                del self._entries[key]
+                self.stats.weight -= self._weights.pop(key, 0)
+            self.stats.entries = len(self._entries)
+        return len(gone)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -122,6 +135,30 @@ class BoundedCache(Generic[K, V]):
     def values(self) -> Iterator[V]:
         with self._lock:
             return iter(list(self._entries.values()))
+
+
+def forget_paths(folders: Iterable[str | os.PathLike[str]]) -> int:
+    """Drop from every cache the entries whose key names a path (or a ``file:`` URI) inside one of
+    ``folders``, as written or with its links resolved: a workspace folder removed leaves nothing
+    read from it to be served again. A key that also names other folders goes too (a cache may
+    always forget). How many entries were dropped."""
+    spelled = {os.path.abspath(os.fspath(folder)) for folder in folders}
+    inside = tuple(spelled | {os.path.realpath(folder) for folder in spelled})
+    if not inside:
+        return 0
+
+    def names(value: object, depth: int = 0) -> bool:
+        if isinstance(value, (str, os.PathLike)):
+            text = os.fspath(value)
+            if isinstance(text, str) and text.startswith("file://"):
+                text = unquote(urlsplit(text).path)
+            return isinstance(text, str) and any(text == f or text.startswith(f.rstrip(os.sep) + os.sep)
+                                                 for f in inside)
+        if isinstance(value, (tuple, list, frozenset, set)) and depth < 4:
+            return any(names(item, depth + 1) for item in value)
+        return False
+
+    return sum(cache.drop_where(names) for cache in list(_REGISTRY))
 
 
 def all_stats() -> list[CacheStats]:

@@ -122,6 +122,12 @@ class WorkspaceContext:
     """Snippets of recently edited open documents for the prompt (``service/recent.py``), kept
     by the server; None outside a server session."""
 
+    def for_document(self, uri: str) -> WorkspaceContext:
+        """The context a request about the document ``uri`` is analysed in: here this one; a
+        server's multi-root workspace answers with the context of the folder holding it
+        (``server/folders.py``: that folder's files and settings)."""
+        return self
+
 
 _TRAILING_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

@@ -111,9 +111,9 @@ def register(server) -> None:
                 return empty  # an attribute of a value that is not a plain (dotted) name
             # a dot after nothing name-like (jq's `.field`, `| .`): Γ's names, as anywhere
         try:
-            gamma = analyzer.gamma_at(doc, offset, session.workspace)
+            gamma = analyzer.gamma_at(doc, offset, session.workspace_for(doc.uri))
         finally:
-            problems.report(ls, doc.language_id)
+            problems.report(ls, doc.language_id, doc.uri)
         if receiver is not None and receiver.kind == "fields":
             children = gamma.bindings("Field", parent=receiver.name)
             if children or text[start - 2] in ")]":  # after `.items[].`: the fields below it
@@ -146,6 +146,6 @@ def register(server) -> None:
             listed = {item.label for item in items}
             items += [types.CompletionItem(label=word, kind=types.CompletionItemKind.Keyword, detail="keyword",
                                            sort_text="2" + word)
-                      for word in allowed_keywords(analyzer, doc, offset, prefix, session.workspace)
+                      for word in allowed_keywords(analyzer, doc, offset, prefix, session.workspace_for(doc.uri))
                       if word not in listed]
         return types.CompletionList(is_incomplete=len(items) > MAX_ITEMS, items=items[:MAX_ITEMS])

@@ -54,9 +54,9 @@ def register(server) -> None:
             return {"error": f"{uri} is not open"}
         offset = doc.offset_at(line, character, session.encoding)
         snapshot = doc.snapshot()
-        settings = session.settings
+        settings, workspace = session.settings_for(uri), session.workspace_for(uri)
         if not param(params, "decode", True) or session.worker.state.state != "ready":
-            job = session.scheduler.submit(uri, "gdg/explain", lambda: _explain_hole(snapshot, offset, settings, session.workspace))
+            job = session.scheduler.submit(uri, "gdg/explain", lambda: _explain_hole(snapshot, offset, settings, workspace))
             report = await asyncio.wrap_future(job)
             if report is SUPERSEDED:
                 return {"error": "superseded by a newer explain request for this document"}

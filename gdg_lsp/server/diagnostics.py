@@ -27,7 +27,7 @@ _SEVERITY = {
 
 def schedule(ls, uri: str) -> None:
     session = ls.session
-    if not session.settings.diagnostics or session.loop is None:
+    if not session.settings_for(uri).diagnostics or session.loop is None:
         return
     timers = session.diagnostic_timers
     if (handle := timers.pop(uri, None)) is not None:
@@ -80,7 +80,7 @@ def _findings(ls, snapshot) -> list[Finding] | None:
     if analyzer is None:
         return None
     try:
-        return analyzer.diagnostics(snapshot, session.workspace)
+        return analyzer.diagnostics(snapshot, session.workspace_for(snapshot.uri))
     except RecursionError as err:
         problems.report_limit(ls, "diagnostics", err)
         return None
@@ -88,7 +88,7 @@ def _findings(ls, snapshot) -> list[Finding] | None:
         log.exception("diagnostics failed for %s", snapshot.uri)
         return None
     finally:
-        problems.report(ls, snapshot.language_id)
+        problems.report(ls, snapshot.language_id, snapshot.uri)
 
 
 def _deliver(ls, doc, snapshot, done) -> None:

@@ -16,7 +16,7 @@ def register(server) -> None:
         if located is None:
             return None
         analyzer, offset = located
-        found = analyzer.binding_at(doc, offset, session.workspace)
+        found = analyzer.binding_at(doc, offset, session.workspace_for(doc.uri))
         if found is None:
             return None
         binding, start, end = found

@@ -64,11 +64,11 @@ def register(server) -> None:
         empty = types.InlineCompletionList(items=[])
         position = params.position
         located = session.locate(params.text_document.uri, position.line, position.character)
-        if located is None or not session.settings.inline:
+        if located is None or not session.settings_for(params.text_document.uri).inline:
             return empty
         doc, _, offset = located
         snapshot = doc.snapshot()
-        settings = session.settings
+        settings = session.settings_for(doc.uri)  # the folder's (server/folders.py)
         invoked = params.context is not None and params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
         reused = await _reuse(ls, snapshot, offset, settings, arrived, invoked)
         if reused is SUPERSEDED:
@@ -106,7 +106,7 @@ def register(server) -> None:
             log.info("no inline suggestion: %s", err)
             return empty
         finally:
-            problems.report(ls, doc.language_id)
+            problems.report(ls, doc.language_id, doc.uri)
         if suggestion is None or job.cancel.is_set():
             return empty  # superseded by a newer request for this document: its text would be stale
         problems.report_compile_errors(ls, suggestion)
@@ -175,7 +175,7 @@ async def _reuse(ls, snapshot, offset: int, settings, arrived: float, invoked: b
     analyzer = session.analyzer_for(snapshot.language_id, snapshot.text)
     if analyzer is None:
         return None
-    workspace = session.workspace
+    workspace = session.workspace_for(snapshot.uri)
     hole = await asyncio.wrap_future(session.scheduler.submit(
         snapshot.uri, "inline reuse", lambda: analyzer.hole_at(snapshot, offset, workspace)))
     if hole is SUPERSEDED:

@@ -74,10 +74,11 @@ def _jq_actions(ls, doc, params: types.CodeActionParams) -> list[types.CodeActio
         return []
     session = ls.session
     analyzer = session.analyzer_of(doc)
-    if analyzer.program(doc, session.workspace).sample is not None:
+    workspace = session.workspace_for(doc.uri)
+    if analyzer.program(doc, workspace).sample is not None:
         return []  # the input is known by now (the diagnostic is stale)
     found = []
-    for file in input_choices(uri_to_path(doc.uri), session.workspace.roots):
+    for file in input_choices(uri_to_path(doc.uri), workspace.roots):
         edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
             edits=[_input_edit(doc, file, session.encoding)])])
@@ -98,7 +99,7 @@ def _tool_actions(ls, doc, params: types.CodeActionParams, analyzer) -> list[typ
     session = ls.session
     start = params.range.start
     offset = doc.offset_at(start.line, start.character, session.encoding)
-    tool = analyzer.unlisted_tool(doc, offset, session.workspace)
+    tool = analyzer.unlisted_tool(doc, offset, session.workspace_for(doc.uri))
     if tool is None or not _TOOL_NAME.match(tool):
         return []
     title = f"Add {tool} to gdg.shell.tools (your user settings): its subcommands and options are open"

@@ -30,25 +30,25 @@ from gdg_lsp import words
 log = logging.getLogger(__name__)
 
 
-def _sql(session) -> list[str]:
+def _sql(workspace) -> list[str]:
     from gdg_lsp.languages.sql.catalog import catalog_for
 
-    return catalog_for(session.workspace.roots, session.settings).warnings()
+    return catalog_for(workspace.roots, workspace.settings).warnings()
 
 
-def _p4(session) -> list[str]:
+def _p4(workspace) -> list[str]:
     missing = []
-    for path in session.settings.p4.include_paths:
+    for path in workspace.settings.p4.include_paths:
         if not Path(os.path.expanduser(path)).is_dir():
             missing.append(f"gdg.p4.includePaths: {path} is not a folder; its headers cannot be read "
                            f"(names they declare are not offered)")
     return missing
 
 
-def _jq(session) -> list[str]:
+def _jq(workspace) -> list[str]:
     from gdg_lsp.languages.jq import inputs
 
-    return inputs.problems(session.workspace.roots, session.settings)
+    return inputs.problems(workspace.roots, workspace.settings)
 
 
 SOURCES: dict[str, Callable[[Any], list[str]]] = {"sql": _sql, "p4": _p4, "jq": _jq}
@@ -60,24 +60,27 @@ SHOWN_NAMES = 5
 """Rejected names one message shows (the log has every one)."""
 
 
-def report(ls, language_id: str) -> None:
-    """Show the problems of ``language_id``'s sources that were not shown yet, and the names
-    left out of Γ since the last report (whichever language's analysis read them)."""
+def report(ls, language_id: str, uri: str | None = None) -> None:
+    """Show the problems of ``language_id``'s sources (in the workspace folder of ``uri``, or the
+    whole workspace) that were not shown yet, and the names left out of Γ since the last report
+    (whichever language's analysis read them)."""
     report_rejected_names(ls)
     source = SOURCES.get(language_id)
     if source is None:
         return
     session = ls.session
+    workspace = session.workspace_for(uri) if uri is not None else session.workspace
     try:
-        current = set(source(session))
+        current = set(source(workspace))
     except Exception:  # a broken source must not break the request that looked at it
         log.exception("could not collect the workspace problems for %s", language_id)
         return
     seen = _shown.setdefault(session, {})
-    before = seen.get(language_id, set())
+    key = (language_id, tuple(map(str, workspace.roots)))  # each folder's own: two folders never undo each other
+    before = seen.get(key, set())
     for problem in sorted(current - before):
         session.show(f"gdg-lsp: {problem}", types.MessageType.Warning)
-    seen[language_id] = current
+    seen[key] = current
 
 
 def report_rejected_names(ls) -> None:

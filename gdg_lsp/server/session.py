@@ -9,6 +9,7 @@ import asyncio
 import logging
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from gdg_lsp.documents import (
 )
 from gdg_lsp.errors import UnknownLanguageError
 from gdg_lsp.languages.base import Analyzer, WorkspaceContext
+from gdg_lsp.server.folders import FolderWorkspace, folder_settings, pinned
 from gdg_lsp.server.fragment_consent import FolderConsent
 from gdg_lsp.server.scheduler import Scheduler
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
@@ -51,7 +53,8 @@ class Session:
         self.server = server
         self.documents = DocumentStore(_parser_for)
         self.settings = Settings()
-        self.workspace = WorkspaceContext(settings=self.settings, recent=RecentEdits())
+        self.workspace = FolderWorkspace(settings=self.settings, recent=RecentEdits())
+        """Every workspace folder, the global settings, and each folder's context (``workspace_for``)."""
         self.encoding = PositionEncoding.UTF16
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None
@@ -84,6 +87,10 @@ class Session:
         settings apply over them, except the user-only ones (a program, a model or folder to
         load, where code goes: ``settings.keep_user_only``), which the client cannot change."""
         self._ignored_settings: set[str] = set()
+        self._settings_problems: set[str] = set()
+        """What the global settings' values were told to be wrong (a folder's answer repeating one is not told again)."""
+        self._folder_notices: set[tuple[str, str]] = set()
+        """(folder, notice) told about a folder's settings, each once."""
 
     # -- settings & workspace ----------------------------------------------------------
 
@@ -99,7 +106,12 @@ class Session:
                                 f"--tcp-settings file")
         self.settings = settings
         self.workspace.settings = settings
+        # until the folders answer again, theirs keep what they chose, over the new user-only ones
+        self.workspace.folder_settings = {folder: pinned(chosen, settings)[0]
+                                          for folder, chosen in self.workspace.folder_settings.items()}
+        self.workspace.changed()
         self.documents.max_analysed_chars = settings.limits.analysed_chars
+        self._settings_problems = set(problems)
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
         if not initial and _model_key(previous) != _model_key(settings):
@@ -125,7 +137,52 @@ class Session:
             roots.append(path)
         if not roots and params.root_path:
             roots.append(Path(params.root_path))
-        self.workspace.roots = roots
+        self.workspace.roots = list(dict.fromkeys(roots))
+        self.workspace.changed()
+
+    def change_folders(self, added: Sequence[types.WorkspaceFolder],
+                       removed: Sequence[types.WorkspaceFolder]) -> tuple[list[Path], list[Path]]:
+        """``workspace/didChangeWorkspaceFolders``: the folders added (their files are the workspace's
+        from now on) and removed (their settings forgotten); (added, removed) as they changed."""
+        gone = [path for folder in removed if (path := uri_to_path(folder.uri)) is not None]
+        kept = [root for root in self.workspace.roots if root not in gone]
+        new = [path for folder in added if (path := uri_to_path(folder.uri)) is not None and path not in kept]
+        new = list(dict.fromkeys(new))
+        left = [root for root in self.workspace.roots if root in gone]
+        self.workspace.roots = [*kept, *new]
+        self.workspace.folder_settings = {f: s for f, s in self.workspace.folder_settings.items() if f not in gone}
+        self._folder_notices = {notice for notice in self._folder_notices if Path(notice[0]) not in gone}
+        self.workspace.changed()
+        return new, left
+
+    def apply_folder_settings(self, answers: Mapping[Path, Any]) -> None:
+        """Each folder's answer to ``workspace/configuration`` (``folders.folder_settings``); a
+        problem of its values, or a user-only setting it tried to set, is told once per folder."""
+        resolved = dict(self.workspace.folder_settings)
+        for folder, data in answers.items():
+            if folder not in self.workspace.roots:
+                continue  # removed while the client answered
+            settings, problems, ignored = folder_settings(data, self.settings)
+            resolved[folder] = settings
+            notices = [problem for problem in problems if problem not in self._settings_problems]
+            if ignored:
+                notices.append(f"{', '.join(ignored)} ignored: a folder's settings cannot choose a program, a model "
+                               f"or a folder to load, where code goes, or a bound on what workspace data may cost "
+                               f"(set it in your user settings)")
+            for notice in notices:
+                if (str(folder), notice) not in self._folder_notices:
+                    self._folder_notices.add((str(folder), notice))
+                    self.show(f"gdg-lsp: folder {folder.name}: {notice}", types.MessageType.Warning)
+        self.workspace.folder_settings = resolved
+        self.workspace.changed()
+
+    def workspace_for(self, uri: str) -> WorkspaceContext:
+        """The context a request about ``uri`` is analysed in: its folder's (``server/folders.py``)."""
+        return self.workspace.for_document(uri)
+
+    def settings_for(self, uri: str) -> Settings:
+        """The settings of the folder holding ``uri`` (the global ones outside every folder)."""
+        return self.workspace_for(uri).settings
 
     def analyzer_of(self, doc: Document | Snapshot) -> Analyzer | None:
         """The analyzer of a document or snapshot; its size is checked first, so that a document
@@ -272,8 +329,11 @@ class Session:
 
 
 def _model_key(settings: Settings) -> tuple:
-    """The settings that decide what decodes (a change reloads it)."""
-    return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
+    """The settings that decide what decodes (a change reloads it): ``folders.SERVER_WIDE``, and the
+    bound on a remote engine's answers where one is used."""
+    bound = settings.limits.remote_response_bytes if settings.backend == "remote" else None
+    return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote,
+            bound)
 
 
 def _batch_key(settings: Settings) -> tuple:

@@ -36,7 +36,7 @@ def describe(ls, snapshot) -> dict[str, Any] | None:
     if not _is_sql(ls, snapshot):
         return None
     analyzer = ls.session.analyzer_of(snapshot)
-    resolution = analyzer.resolution(snapshot, ls.session.workspace)
+    resolution = analyzer.resolution(snapshot, ls.session.workspace_for(snapshot.uri))
     return {"label": resolution.source.label, "rule": resolution.source.rule, "dialect": resolution.dialect.name,
             "description": resolution.describe(), "tables": len(resolution.tables),
             "problems": [note.message for note in resolution.notes if note.severity != "information"]}
@@ -74,9 +74,10 @@ def actions(ls, doc, params: types.CodeActionParams) -> list[types.CodeAction]:
     from gdg_lsp.languages.sql.sources import choices
 
     session = ls.session
-    catalog = catalog_for(session.workspace.roots, session.settings)
+    workspace = session.workspace_for(doc.uri)
+    catalog = catalog_for(workspace.roots, workspace.settings)
     found = []
-    for title, directive in choices(catalog, session.settings, uri_to_path(doc.uri))[:MAX_ACTIONS]:
+    for title, directive in choices(catalog, workspace.settings, uri_to_path(doc.uri))[:MAX_ACTIONS]:
         edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
             edits=[_directive_edit(doc, directive, session.encoding)])])

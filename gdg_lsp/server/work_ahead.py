@@ -46,7 +46,7 @@ after the cursor and the language's context)."""
 
 def opened(ls, uri: str, text: str) -> None:
     """The document was opened (no cursor known): work ahead at its end if it fits the prompt."""
-    if len(text) <= ls.session.settings.context_tokens * OPEN_CHARS_PER_TOKEN:
+    if len(text) <= ls.session.settings_for(uri).context_tokens * OPEN_CHARS_PER_TOKEN:
         schedule(ls, uri, len(text))
 
 
@@ -60,7 +60,7 @@ def schedule(ls, uri: str, offset: int, edit_start: int | None = None) -> None:
     working_at = session.work_ahead_line_starts.get(uri)
     if edit_start is None or working_at is None or edit_start < working_at:
         session.worker.cancel_ahead(uri)  # the prefix it primes changed
-    settings = session.settings
+    settings = session.settings_for(uri)
     if not settings.work_ahead or not settings.inline or session.loop is None:
         return
     session.work_ahead_timers[uri] = session.loop.call_later(
@@ -83,7 +83,7 @@ def start(ls, uri: str, offset: int) -> Future | None:
     if doc is None or session.worker.service is None or doc.too_large:
         return None  # (a document too large to analyse has no hole to prepare)
     snapshot = doc.snapshot()
-    settings = session.settings
+    settings = session.settings_for(uri)
     offset = min(offset, snapshot.length)
     if session.reuse.candidate(snapshot, offset, settings) is not None:
         return None  # the user is typing the suggestion shown: the request is answered from it

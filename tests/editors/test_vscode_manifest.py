@@ -107,3 +107,17 @@ def test_the_extension_readme_links_nothing_outside_the_extension():
     readme = (MANIFEST.parent / "README.md").read_text(encoding="utf-8")
     outside = re.findall(r"\]\((\.\./[^)]*)\)", readme)
     assert not outside, outside
+
+
+def test_a_folder_may_set_only_what_the_server_resolves_per_folder():
+    """``resource`` scope lets a folder's .vscode/settings.json set a key, and the server asks for it
+    with the folder's scopeUri (server/folders.py): never a user-only setting, nor one the server
+    has once for every folder (the model and its slots)."""
+    from gdg_lsp.server.folders import SERVER_WIDE
+
+    props = _properties()
+    per_folder = {key.removeprefix("gdg.") for key, spec in props.items() if spec.get("scope") == "resource"}
+    assert {"constraint", "jq.inputs", "python.memberWarnings", "diagnostics"} <= per_folder
+    assert not per_folder & set(user_only_keys())
+    server_wide = {"".join(part.title() if i else part for i, part in enumerate(name.split("_"))) for name in SERVER_WIDE}
+    assert not {key.split(".")[0] for key in per_folder} & server_wide
