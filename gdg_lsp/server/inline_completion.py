@@ -227,7 +227,8 @@ def _apply_alternatives(ls, uri: str, pending: _Pending) -> None:
         ordered = [first, *(c for c in ordered if c is not first)]
     items = [Item(c.text, c.end, pending.first_id if c is first else acceptance.new_id()) for c in ordered]
     summary = more.summary()
-    notice = {**info, "candidates": _labelled([c.summary() for c in ordered], items), "dropped": summary["dropped"],
+    notice = {**info, "candidates": _labelled([more.candidate_summary(c) for c in ordered], items),
+              "dropped": summary["dropped"],
               "alternatives": summary["alternatives"], "update": "alternatives",
               "timingsMs": {**info.get("timingsMs", {}), **summary["timingsMs"]}}
     if session.reuse.add_alternatives(uri, pending.first_id, items, notice) is None:

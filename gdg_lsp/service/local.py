@@ -105,7 +105,24 @@ class Suggestion:
         """What the rung covered: counts of slotted and checked reference positions, the open ones."""
         kept = [s.coverage for s in (self.execution.statements if self.execution else []) if s.text and s.coverage]
         return {"slotted": sum(c.slotted for c in kept), "checked": sum(c.checked for c in kept),
-                "open": self.open_positions}
+                "open": self.open_positions,
+                # new attributes it writes where they may be declared (as `x = ...`: said, not open)
+                "declared": [d for c in kept for d in c.declared]}
+
+    def candidate_summary(self, candidate: Candidate) -> dict[str, Any]:
+        """One candidate's ``gdg/suggestion`` entry, with why it is not guaranteed in the words
+        ``notGuaranteedBecause`` has for the whole (an editor marks the alternative it shows)."""
+        if candidate.guaranteed:
+            because = None
+        elif self.execution is candidate.execution:
+            because = self.unguaranteed_because()
+        else:
+            alone = dataclasses.replace(
+                self, text=candidate.text, end=candidate.end, rung=candidate.execution.rung,
+                execution=candidate.execution, candidates=[],
+                authored=authored(self.hole, candidate.execution.statements) if self.hole is not None else None)
+            because = alone.unguaranteed_because()
+        return {**candidate.summary(), "notGuaranteedBecause": because}
 
     @property
     def tokens(self) -> int:
@@ -137,7 +154,7 @@ class Suggestion:
             "promptTemplate": self.prompt_template,
             "suffixTokens": self.suffix_tokens,
             "reusedTokens": self.reused_tokens,
-            "candidates": [c.summary() for c in self.candidates],
+            "candidates": [self.candidate_summary(c) for c in self.candidates],
             "notGuaranteedBecause": self.unguaranteed_because(),
             "dropped": list(self.dropped),
             "alternatives": dict(self.alternatives),

@@ -84,7 +84,10 @@ def test_one_candidate_is_the_default_and_costs_one_decode(random_backend):
     suggestion = service.complete(doc.snapshot(), len(code), Settings(max_tokens=8))
     assert len(suggestion.candidates) <= 1
     assert service.model_steps() - before <= 8 + 1
-    assert suggestion.summary()["candidates"] == [c.summary() for c in suggestion.candidates]
+    # each candidate's entry, with why it carries no guarantee (None when it does)
+    assert suggestion.summary()["candidates"] == [
+        {**c.summary(), "notGuaranteedBecause": None if c.guaranteed else suggestion.unguaranteed_because()}
+        for c in suggestion.candidates]
 
 
 async def test_the_first_candidate_comes_at_once_and_the_others_on_the_next_ask():
@@ -113,6 +116,8 @@ async def test_the_first_candidate_comes_at_once_and_the_others_on_the_next_ask(
         assert len(set(ids)) == len(ids) and first[0]["command"]["arguments"][0]["id"] in ids
         assert first[0]["insertText"] in [i["insertText"] for i in again]
         assert update["alternatives"]["found"] == len(again)
+        # each alternative with its own label and, without the guarantee, its reason
+        assert all((c["notGuaranteedBecause"] is None) == c["guaranteed"] for c in update["candidates"])
 
 
 async def test_alternatives_survive_typing_through():

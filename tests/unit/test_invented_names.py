@@ -11,6 +11,7 @@ with the reason in the suggestion's data and ``explain``; one shown is marked.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 
@@ -70,6 +71,10 @@ def test_a_base_rung_candidate_that_invents_nothing_is_shown_and_marked(tiny_voc
     summary = suggestion.summary()
     assert summary["guaranteed"] is False and summary["candidates"][0]["guaranteed"] is False
     assert "base" in summary["notGuaranteedBecause"]
+    # each candidate says why, in the words of the whole: an editor marks the alternative it shows
+    assert summary["candidates"][0]["notGuaranteedBecause"] == summary["notGuaranteedBecause"]
+    alternative = dataclasses.replace(suggestion.candidates[0], execution=dataclasses.replace(suggestion.execution))
+    assert suggestion.candidate_summary(alternative)["notGuaranteedBecause"] == summary["notGuaranteedBecause"]
 
 
 def test_the_setting_chooses(tiny_vocab):

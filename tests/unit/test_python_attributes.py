@@ -208,6 +208,8 @@ def test_the_label_and_explain_say_what_a_suggestion_declares_and_what_is_open(b
     assert declared.text == "self.cache = {}" and declared.guaranteed and declared.open_positions == []
     assert "declares: new attribute self.cache (in __post_init__, a defining method)" in \
         explain_suggestion(declared, Settings())["text"]
+    # gdg/suggestion carries it too (the editors' data)
+    assert declared.summary()["coverage"]["declared"] == ["new attribute self.cache (in __post_init__, a defining method)"]
     code = "from not_a_module_anywhere import Mystery\n\nclass K(Mystery):\n    def run(self):\n        <cursor>\n"
     unread = _suggest(hole_at("<cursor>", code), "self.anything = 1", byte_engine)
     assert not unread.guaranteed
