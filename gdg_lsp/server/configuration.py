@@ -110,6 +110,7 @@ def register(server) -> None:
             dropped = await asyncio.to_thread(caches.forget_paths, removed)
             log.info("%d cached entries of the removed folders dropped", dropped)
         await pull_folder_settings(ls, added)
+        await fragment_files.forget_folders(ls, removed)
         await fragment_files.load(ls)  # the folders' fragment files, with consent
         _recheck(ls)  # a document's folder, and so its files and settings, may have changed
 

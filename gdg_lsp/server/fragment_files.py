@@ -134,6 +134,17 @@ async def _ask(ls, root: Path, count: int) -> None:
     await load(ls)
 
 
+async def forget_folders(ls, roots: Sequence[Path]) -> None:
+    """Folders removed from the workspace: their fragment files' diagnostics are cleared (the
+    loaded ones go at the next ``load``, which no longer reads them; these were only listed)."""
+    try:
+        files = await asyncio.to_thread(lambda: [path for root in roots for path in workspace_files(root)])
+    except Exception:
+        log.exception("listing the fragment files of the removed folders failed")
+        return
+    publish(ls, [FileState(path, "workspace", "gone") for path in files])
+
+
 async def refresh(ls, paths: Iterable[Path]) -> None:
     """Reload the fragment files among ``paths`` (other paths are not the library's); a fragment
     file appearing in a folder without consent is told about (and asked about) like at the start."""

@@ -28,8 +28,8 @@ class Editor:
     """A StdioClient that answers the server's requests as an editor would: ``workspace/configuration``
     from ``sections`` (the ``gdg`` section per ``scopeUri``; ``None``: the global one), the rest with null."""
 
-    def __init__(self, sections: dict[str | None, dict[str, Any]] | None = None) -> None:
-        self.client = StdioClient()
+    def __init__(self, sections: dict[str | None, dict[str, Any]] | None = None, state: Path | None = None) -> None:
+        self.client = StdioClient(env={"GDG_LSP_STATE_DIR": str(state)} if state is not None else None)
         self.sections = sections or {}
         self.asked: list[list[dict[str, Any]]] = []
         self._answered: set[Any] = set()
@@ -108,8 +108,8 @@ class Editor:
 def editor():
     made: list[Editor] = []
 
-    def make(sections=None) -> Editor:
-        made.append(Editor(sections))
+    def make(sections=None, state=None) -> Editor:
+        made.append(Editor(sections, state))
         return made[-1]
 
     yield make
@@ -189,6 +189,18 @@ def test_a_folder_created_and_added_while_the_server_runs_is_read_at_once(editor
     added = client.folders_changed(query, added=[fresh])
     assert _unknown(added) == ["height"] and not _outside(added)
     assert "parcels" in _tables(client, query, 10)
+
+
+def test_a_removed_folder_takes_its_fragment_files_diagnostics_along(editor, tmp_path):
+    shop, billing = _two_databases(tmp_path)
+    fragment = billing / ".gdg" / "fragments" / "mine.toml"
+    fragment.parent.mkdir(parents=True)
+    fragment.write_text("# a fragment file of the folder\n")
+    client = editor(state=tmp_path / "state")
+    client.start([shop, billing])
+    listed = client.diagnostics(fragment, 0)  # listed, not read: it waits for the user's consent
+    assert [d["severity"] for d in listed] == [3] and "consent" in listed[0]["message"]
+    assert client.folders_changed(fragment, removed=[billing]) == []
 
 
 PYTHON = "import json\n\njson.dumpz({})\nundefined_x\n"
