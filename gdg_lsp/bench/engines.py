@@ -297,34 +297,37 @@ def race(models: dict[str, Any], prompt: Sequence[int], rounds: int, steps: int)
     prefill: dict[str, list[float]] = {n: [] for n in names}
     step: dict[str, list[float]] = {n: [] for n in names}
     agree: dict[str, list[bool]] = {n: [] for n in names}
+    def survives(name: str, call: Callable[[], Any]) -> bool:
+        """Run ``call``; False once the engine's process has died (then said in ``crashed``)."""
+        try:
+            call()
+        except EngineCrashed as err:
+            if name == names[0]:
+                raise
+            crashed[name] = str(err)
+            return False
+        return True
+
     for index in range(rounds):
         alive = [n for n in names if n not in crashed]
         turn = index % len(alive)
         order = alive[turn:] + alive[:turn]
-        logits = {}
+        logits: dict[str, torch.Tensor] = {}
+        seconds: dict[str, float] = {}
+
+        def timed(name: str, call: Callable[[], torch.Tensor]) -> None:
+            logits[name], seconds[name] = _timed(models[name], call)
+
         for name in order:
-            try:
-                models[name].reset()
-                logits[name], seconds = _timed(models[name], lambda: models[name].prefill(prompt))
-            except EngineCrashed as err:
-                if name == names[0]:
-                    raise
-                crashed[name] = str(err)
-                continue
-            prefill[name].append(seconds)
+            if survives(name, models[name].reset) and survives(name, lambda: timed(name, lambda: models[name].prefill(prompt))):
+                prefill[name].append(seconds[name])
         for position in range(steps):
             for name in order:
                 if name in crashed:
                     continue
                 agree[name].append(int(torch.argmax(logits[name])) == feed[position])
-                try:
-                    logits[name], seconds = _timed(models[name], lambda: models[name].step(feed[position]))
-                except EngineCrashed as err:
-                    if name == names[0]:
-                        raise
-                    crashed[name] = str(err)
-                    continue
-                step[name].append(seconds)
+                if survives(name, lambda: timed(name, lambda: models[name].step(feed[position]))):
+                    step[name].append(seconds[name])
     out = {}
     for name in names:
         ms = statistics.median(step[name]) if step[name] else 0.0

@@ -21,7 +21,7 @@ import torch
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, quants
 
 from gdg_lsp.backends.lean import native
-from gdg_lsp.backends.lean.llama import FastLlamaBackend, LeanLlama, LlamaShape, build_weights
+from gdg_lsp.backends.lean.llama import FastLlamaBackend, LlamaShape, build_weights
 from gdg_lsp.backends.lean.quant import PACKED_TYPES, PackedMatrix, QuantLinear, QuantTensor
 
 pytestmark = pytest.mark.skipif(not native.available(), reason=f"no native kernels here: {native.kernels()}")
@@ -177,26 +177,14 @@ def test_a_packed_qwen_model_decodes_its_dequantized_twins_tokens(tiny_vocab):
 
 
 def test_packed_drafts_and_batches_are_single_steps(tiny_vocab):
-    from gdg_lsp.backends.lean.batching import batched_step
     from tests.perf.test_perf_lean import assert_drafts_are_steps
+    from tests.perf.test_perf_packed import assert_batch_rows_are_single_rows
 
     shape, blocks = _qwen_blocks(tiny_vocab.size)
     packed = FastLlamaBackend(build_weights(shape, blocks, quant="packed", vocab_rows=tiny_vocab.size), tiny_vocab, "p")
     assert packed.extends_exactly
     assert_drafts_are_steps(packed, tiny_vocab, atol=1e-4, rtol=1e-4)
-    prompts = [tiny_vocab.encode(p).ids for p in ["def f(x):\n    return", "for ab in xy:\n    print(", "import"]]
-    single = [LeanLlama(packed.weights) for _ in prompts]
-    batched = [LeanLlama(packed.weights) for _ in prompts]
-    for a, b, ids in zip(single, batched, prompts):
-        a.forward(ids)
-        b.forward(ids)
-    tokens = [3, 7, 11]
-    for _ in range(3):
-        expected = [m.forward([t]) for m, t in zip(single, tokens)]
-        got = batched_step(batched, tokens, [None] * 3)
-        for e, g in zip(expected, got):
-            torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
-        tokens = [int(torch.argmax(g)) for g in got]
+    assert_batch_rows_are_single_rows(packed.weights, tiny_vocab, steps=3)
 
 
 def test_other_formats_widen_the_blocks(tiny_vocab):

@@ -129,23 +129,28 @@ def test_packed_drafts_are_its_steps(tiny_vocab):
     assert_drafts_are_steps(packed, tiny_vocab, atol=0.05, rtol=0.02)
 
 
-def test_packed_batch_rows_are_single_rows(tiny_vocab):
+def assert_batch_rows_are_single_rows(weights, vocab, steps: int = 4) -> None:
+    """Three sequences stepped together give each one's logits alone (to fp32 rounding)."""
     from gdg_lsp.backends.lean.batching import batched_step
 
-    _, packed = _backends(tiny_vocab)
-    prompts = [tiny_vocab.encode(p).ids for p in ["def f(x):\n    return", "for ab in xy:\n    print(", "import"]]
-    single = [LeanLlama(packed.weights) for _ in prompts]
-    batched = [LeanLlama(packed.weights) for _ in prompts]
+    prompts = [vocab.encode(p).ids for p in ["def f(x):\n    return", "for ab in xy:\n    print(", "import"]]
+    single = [LeanLlama(weights) for _ in prompts]
+    batched = [LeanLlama(weights) for _ in prompts]
     for a, b, ids in zip(single, batched, prompts):
         a.forward(ids)
         b.forward(ids)
     tokens = [3, 7, 11]
-    for _ in range(4):
+    for _ in range(steps):
         expected = [m.forward([t]) for m, t in zip(single, tokens)]
         got = batched_step(batched, tokens, [None] * 3)
         for e, g in zip(expected, got):
             torch.testing.assert_close(g, e, atol=1e-4, rtol=1e-4)
         tokens = [int(torch.argmax(g)) for g in got]
+
+
+def test_packed_batch_rows_are_single_rows(tiny_vocab):
+    _, packed = _backends(tiny_vocab)
+    assert_batch_rows_are_single_rows(packed.weights, tiny_vocab)
 
 
 def test_packed_needs_a_cpu_and_keeps_fp32_elsewhere(tiny_vocab):

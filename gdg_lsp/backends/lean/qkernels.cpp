@@ -679,6 +679,17 @@ inline float exp_nonpositive(float x) {
     return p * scale;
 }
 
+// e^(score - top) in place; their sum (the softmax's denominator)
+QK_CLONES float exponentiate(float* scores, int64_t length, float top) {
+    float total = 0.f;
+#pragma omp simd reduction(+ : total)
+    for (int64_t l = 0; l < length; ++l) {
+        scores[l] = exp_nonpositive(scores[l] - top);
+        total += scores[l];
+    }
+    return total;
+}
+
 QK_CLONES void rms_norm_rows(const float* x, const float* w, float eps, int64_t rows, int64_t n, float* out) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* v = x + r * n;
@@ -748,12 +759,7 @@ QK_CLONES void attend_head(const float* q, const float* keys, const float* value
         scores[l] = dot * scale;
         top = scores[l] > top ? scores[l] : top;
     }
-    float total = 0.f;
-#pragma omp simd reduction(+ : total)
-    for (int64_t l = 0; l < length; ++l) {
-        scores[l] = exp_nonpositive(scores[l] - top);
-        total += scores[l];
-    }
+    const float total = exponentiate(scores, length, top);
     for (int64_t i = 0; i < dim; ++i) out[i] = 0.f;
     for (int64_t l = 0; l < length; ++l) {
         const float* v = values + l * stride;
@@ -767,71 +773,58 @@ QK_CLONES void attend_head(const float* q, const float* keys, const float* value
 }
 
 #ifdef QK_X86
-// attend_head for a head of D floats (64, 128): q and the output held in registers
-template <int D>
-QK_TARGET_512 void attend_head_512(const float* q, const float* keys, const float* values, int64_t length, float scale,
-                                   float* scores, float* out) {
-    constexpr int R = D / 16;
-    __m512 qv[R];
-    for (int c = 0; c < R; ++c) qv[c] = _mm512_mul_ps(_mm512_loadu_ps(q + 16 * c), _mm512_set1_ps(scale));
-    float top = -INFINITY;
-    for (int64_t l = 0; l < length; ++l) {
-        const float* k = keys + l * D;
-        __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
-        for (int c = 1; c < R; ++c) acc = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(k + 16 * c), acc);
-        const float dot = _mm512_reduce_add_ps(acc);
-        scores[l] = dot;
-        top = dot > top ? dot : top;
-    }
-    float total = 0.f;
-    for (int64_t l = 0; l < length; ++l) {
-        scores[l] = exp_nonpositive(scores[l] - top);
-        total += scores[l];
-    }
-    __m512 ov[R];
-    for (int c = 0; c < R; ++c) ov[c] = _mm512_setzero_ps();
-    for (int64_t l = 0; l < length; ++l) {
-        const float* v = values + l * D;
-        const __m512 p = _mm512_set1_ps(scores[l]);
-        for (int c = 0; c < R; ++c) ov[c] = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + 16 * c), ov[c]);
-    }
-    const __m512 inv = _mm512_set1_ps(1.f / total);
-    for (int c = 0; c < R; ++c) _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(ov[c], inv));
+// The vector operations of attend_head_simd, for AVX-512 (16 floats) and AVX2 (8 floats).
+#define QK_VECTOR_OPS(NAME, TARGET, VEC, LANES, LOAD, STORE, SET1, ZERO, MUL, FMA, SUM) \
+    struct NAME {                                                                        \
+        using V = VEC;                                                                   \
+        static constexpr int N = LANES;                                                  \
+        TARGET static inline V load(const float* p) { return LOAD(p); }                  \
+        TARGET static inline void store(float* p, V v) { STORE(p, v); }                  \
+        TARGET static inline V set1(float x) { return SET1(x); }                         \
+        TARGET static inline V zero() { return ZERO(); }                                 \
+        TARGET static inline V mul(V a, V b) { return MUL(a, b); }                       \
+        TARGET static inline V fma(V a, V b, V c) { return FMA(a, b, c); }               \
+        TARGET static inline float sum(V v) { return SUM(v); }                           \
+    };
+
+QK_TARGET_256 inline float sum_ymm(__m256 v) {
+    __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+    return _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
 }
 
-template <int D>
-QK_TARGET_256 void attend_head_256(const float* q, const float* keys, const float* values, int64_t length, float scale,
-                                   float* scores, float* out) {
-    constexpr int R = D / 8;
-    __m256 qv[R];
-    for (int c = 0; c < R; ++c) qv[c] = _mm256_mul_ps(_mm256_loadu_ps(q + 8 * c), _mm256_set1_ps(scale));
-    float top = -INFINITY;
-    for (int64_t l = 0; l < length; ++l) {
-        const float* k = keys + l * D;
-        __m256 acc = _mm256_mul_ps(qv[0], _mm256_loadu_ps(k));
-        for (int c = 1; c < R; ++c) acc = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(k + 8 * c), acc);
-        __m128 half = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-        half = _mm_add_ps(half, _mm_movehl_ps(half, half));
-        half = _mm_add_ss(half, _mm_movehdup_ps(half));
-        const float dot = _mm_cvtss_f32(half);
-        scores[l] = dot;
-        top = dot > top ? dot : top;
+QK_VECTOR_OPS(Zmm, QK_TARGET_512, __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_setzero_ps,
+              _mm512_mul_ps, _mm512_fmadd_ps, _mm512_reduce_add_ps)
+QK_VECTOR_OPS(Ymm, QK_TARGET_256, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_setzero_ps,
+              _mm256_mul_ps, _mm256_fmadd_ps, sum_ymm)
+
+// One query head of D floats (64, 128) against ``length`` keys and values: q and the output
+// held in registers. The body is shared; each ISA's instance carries its own target.
+#define QK_ATTEND_HEAD(NAME, TARGET, S)                                                                             \
+    template <int D>                                                                                                \
+    TARGET void NAME(const float* q, const float* keys, const float* values, int64_t length, float scale,            \
+                     float* scores, float* out) {                                                                   \
+        constexpr int R = D / S::N;                                                                                 \
+        S::V qv[R], ov[R];                                                                                          \
+        for (int c = 0; c < R; ++c) qv[c] = S::mul(S::load(q + S::N * c), S::set1(scale));                         \
+        float top = -INFINITY;                                                                                      \
+        for (int64_t l = 0; l < length; ++l) {                                                                      \
+            S::V acc = S::mul(qv[0], S::load(keys + l * D));                                                        \
+            for (int c = 1; c < R; ++c) acc = S::fma(qv[c], S::load(keys + l * D + S::N * c), acc);                 \
+            scores[l] = S::sum(acc);                                                                                \
+            top = scores[l] > top ? scores[l] : top;                                                                \
+        }                                                                                                           \
+        const float total = exponentiate(scores, length, top);                                                      \
+        for (int c = 0; c < R; ++c) ov[c] = S::zero();                                                              \
+        for (int64_t l = 0; l < length; ++l) {                                                                      \
+            const S::V p = S::set1(scores[l]);                                                                      \
+            for (int c = 0; c < R; ++c) ov[c] = S::fma(p, S::load(values + l * D + S::N * c), ov[c]);               \
+        }                                                                                                           \
+        for (int c = 0; c < R; ++c) S::store(out + S::N * c, S::mul(ov[c], S::set1(1.f / total)));                 \
     }
-    float total = 0.f;
-    for (int64_t l = 0; l < length; ++l) {
-        scores[l] = exp_nonpositive(scores[l] - top);
-        total += scores[l];
-    }
-    __m256 ov[R];
-    for (int c = 0; c < R; ++c) ov[c] = _mm256_setzero_ps();
-    for (int64_t l = 0; l < length; ++l) {
-        const float* v = values + l * D;
-        const __m256 p = _mm256_set1_ps(scores[l]);
-        for (int c = 0; c < R; ++c) ov[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(v + 8 * c), ov[c]);
-    }
-    const __m256 inv = _mm256_set1_ps(1.f / total);
-    for (int c = 0; c < R; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(ov[c], inv));
-}
+
+QK_ATTEND_HEAD(attend_head_512, QK_TARGET_512, Zmm)
+QK_ATTEND_HEAD(attend_head_256, QK_TARGET_256, Ymm)
 #endif
 
 void attend_head_any(const float* q, const float* keys, const float* values, int64_t length, int64_t dim, float scale,
