@@ -39,19 +39,25 @@ def test_a_huge_answer_is_cut_at_the_limit_and_refused(streamed, declared, piece
     assert grown_mb <= 48, grown_mb  # reading 96 MB whole grows by 96 MB or more
 
 
-def test_a_completion_over_the_limit_is_dropped_and_the_engine_stays_in_use(caplog):
-    engine = HugeBodyEngine(ANSWER, streamed=True, declared=False)
+def _complete_against(engine: HugeBodyEngine, limits: LimitsSettings | None = None):
+    """(the remote service, its suggestion in a Python function) with ``engine`` answering."""
     settings = Settings(backend="remote", remote=RemoteSettings(url=engine.url, kind="vllm", timeout_ms=5000,
                                                                 fallback="none"),
-                        max_tokens=40, timeout_ms=10_000)
-    caplog.set_level(logging.WARNING)
+                        max_tokens=40, timeout_ms=10_000, limits=limits or LimitsSettings())
     try:
         service = RemoteCompletionService(settings, connector=lambda endpoint: remote.connect(endpoint, probe=False))
         service.start()
         code = "import os\n\ndef f(alpha):\n    "
-        suggestion = service.complete(Document("file:///s.py", "python", 1, code, parse).snapshot(), len(code), settings)
+        return service, service.complete(Document("file:///s.py", "python", 1, code, parse).snapshot(), len(code),
+                                         settings)
     finally:
         engine.close()
+
+
+def test_a_completion_over_the_limit_is_dropped_and_the_engine_stays_in_use(caplog):
+    engine = HugeBodyEngine(ANSWER, streamed=True, declared=False)
+    caplog.set_level(logging.WARNING)
+    service, suggestion = _complete_against(engine)
     assert suggestion.text == "" and service.using_remote
     assert engine.sent <= remote.MAX_RESPONSE_BYTES + SLACK, engine.sent
     assert any("over the limit" in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
@@ -70,18 +76,9 @@ def test_the_connection_probe_is_bounded_too():
 def test_the_bound_is_the_users_setting(caplog):
     """gdg.limits.remoteResponseBytes: an answer within the default but over the user's bound is
     refused, and the message names the bound and the setting."""
-    engine = HugeBodyEngine(3 << 20, streamed=True, declared=False)
-    settings = Settings(backend="remote", remote=RemoteSettings(url=engine.url, kind="vllm", timeout_ms=5000,
-                                                                fallback="none"),
-                        max_tokens=40, timeout_ms=10_000, limits=LimitsSettings(remote_response_bytes=1 << 20))
     caplog.set_level(logging.WARNING)
-    try:
-        service = RemoteCompletionService(settings, connector=lambda endpoint: remote.connect(endpoint, probe=False))
-        service.start()
-        code = "import os\n\ndef f(alpha):\n    "
-        suggestion = service.complete(Document("file:///s.py", "python", 1, code, parse).snapshot(), len(code), settings)
-    finally:
-        engine.close()
+    _, suggestion = _complete_against(HugeBodyEngine(3 << 20, streamed=True, declared=False),
+                                      LimitsSettings(remote_response_bytes=1 << 20))
     assert suggestion.text == ""
     said = [r.getMessage() for r in caplog.records if "over the limit" in r.getMessage()]
     assert said and "over the limit of 1 MiB" in said[0] and "gdg.limits.remoteResponseBytes" in said[0], said

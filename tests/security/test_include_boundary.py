@@ -91,22 +91,28 @@ async def test_a_p4_include_over_the_size_limit_is_not_read(tmp_path):
     assert messages and f"over the limit of {MAX_INCLUDE_BYTES / 2**20:.1f} MiB" in messages[0]
 
 
+async def _bounded_then_default(workspace: Path, limit: dict, names: tuple[str, str], text: str, language: str,
+                                line: int, character: int):
+    """((labels, diagnostics) with the ``gdg.limits`` entry ``limit``, the same with the default bounds):
+    the second in a document of another name (the first one's analysis is not reused)."""
+    found = []
+    for options, name in (({**OPTIONS, "limits": limit}, names[0]), (OPTIONS, names[1])):
+        async with InProcessServer(initialization_options=options, root_uri=workspace.as_uri()) as server:
+            found.append(await _labels_and_diagnostics(server, (workspace / name).as_uri(), text, language, line,
+                                                       character))
+    return found
+
+
 async def test_the_include_bound_is_the_users_setting(tmp_path):
     workspace, _ = _layout(tmp_path)
     (workspace / "big.p4").write_text("#define BIG_CONSTANT 1\n" + "// padding\n" * 800)  # 8.8 KB
-    program = _p4_program(["big.p4", "inside.p4"])
-    options = {**OPTIONS, "limits": {"includeBytes": 4096}}
-    async with InProcessServer(initialization_options=options, root_uri=workspace.as_uri()) as server:
-        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.p4").as_uri(), program,
-                                                            "p4", 4, 8)
+    (labels, diagnostics), (default_labels, default_diagnostics) = await _bounded_then_default(
+        workspace, {"includeBytes": 4096}, ("main.p4", "main.p4"), _p4_program(["big.p4", "inside.p4"]), "p4", 4, 8)
     assert "INSIDE_CONSTANT" in labels and "BIG_CONSTANT" not in labels
     messages = _not_read(diagnostics, 0)
     assert len(messages) == 1 and "over the limit of 4,096 bytes" in messages[0]
     assert "gdg.limits.includeBytes" in messages[0]
-    async with InProcessServer(initialization_options=OPTIONS, root_uri=workspace.as_uri()) as server:
-        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.p4").as_uri(), program,
-                                                            "p4", 4, 8)
-    assert "BIG_CONSTANT" in labels and not _not_read(diagnostics, 0)  # within the default bound
+    assert "BIG_CONSTANT" in default_labels and not _not_read(default_diagnostics, 0)  # within the default bound
 
 
 async def test_python_star_imports_from_outside_the_workspace_are_not_read(tmp_path):
@@ -147,16 +153,10 @@ async def test_a_star_import_source_over_the_size_limit_is_not_read(tmp_path):
 async def test_the_source_bound_is_the_users_setting(tmp_path):
     workspace, _ = _layout(tmp_path)
     (workspace / "generated.py").write_text("".join(f"GENERATED_NAME_{n} = {n}\n" for n in range(400)))  # 9 KB
-    text = "from generated import *\n\n"
-    options = {**OPTIONS, "limits": {"sourceBytes": 4096}}
-    async with InProcessServer(initialization_options=options, root_uri=workspace.as_uri()) as server:
-        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "main.py").as_uri(), text,
-                                                            "python", 1, 0)
+    (labels, diagnostics), (default_labels, default_diagnostics) = await _bounded_then_default(
+        workspace, {"sourceBytes": 4096}, ("main.py", "other.py"), "from generated import *\n\n", "python", 1, 0)
     assert "GENERATED_NAME_1" not in labels
     messages = _not_read(diagnostics, 0)
     assert len(messages) == 1 and "over the limit of 4,096 bytes" in messages[0]
     assert "gdg.limits.sourceBytes" in messages[0]
-    async with InProcessServer(initialization_options=OPTIONS, root_uri=workspace.as_uri()) as server:
-        labels, diagnostics = await _labels_and_diagnostics(server, (workspace / "other.py").as_uri(), text,
-                                                            "python", 1, 0)
-    assert "GENERATED_NAME_1" in labels and not _not_read(diagnostics, 0)  # within the default bound
+    assert "GENERATED_NAME_1" in default_labels and not _not_read(default_diagnostics, 0)  # within the default bound
