@@ -284,3 +284,36 @@ async def test_the_watcher_is_off_when_set_off(tmp_path: Path):
         _change(server, uri, 2, "SELECT email FROM users; \n")
         fixed = await server.wait_for(_published(uri, mark, server), 30)
         assert fixed["params"]["diagnostics"] == []
+
+
+# -- Python: star imports, a module's members, a new module --------------------------------------------
+
+
+PY_DOC = "from helpers import *\nimport helpers\n\nhelpers.\n"
+
+
+async def test_python_modules_changed_on_disk_are_in_gamma_at_the_next_request(tmp_path: Path):
+    """Asked again with the document's text unchanged: what was kept for it holds only while the
+    modules it read do."""
+    (tmp_path / "helpers.py").write_text("def old_name():\n    pass\n")
+    uri = (tmp_path / "main.py").as_uri()
+    async with InProcessServer(dev=True, initialization_options=OFF, root_uri=tmp_path.as_uri()) as server:
+        server.open(uri, PY_DOC, language_id="python")
+        gamma = await _gamma(server, uri, 3, len("helpers."))
+        assert "old_name" in _names(gamma, "Import")  # the star import's names
+        assert "helpers.old_name" in _names(gamma, "Member")  # the module's members
+
+        (tmp_path / "helpers.py").write_text("def new_name():\n    pass\n")  # the same size
+        gamma = await _gamma(server, uri, 3, len("helpers."))
+        imported, members = _names(gamma, "Import"), _names(gamma, "Member")
+        assert "new_name" in imported and "old_name" not in imported, imported
+        assert "helpers.new_name" in members and "helpers.old_name" not in members, members
+
+        # a package written beside the module comes first on the import path (helpers/__init__.py)
+        (tmp_path / "helpers").mkdir()
+        (tmp_path / "helpers" / "__init__.py").write_text("def from_package():\n    pass\n")
+        (tmp_path / "helpers.py").unlink()
+        gamma = await _gamma(server, uri, 3, len("helpers."))  # the document unchanged
+        imported, members = _names(gamma, "Import"), _names(gamma, "Member")
+        assert "from_package" in imported and "new_name" not in imported, imported
+        assert "helpers.from_package" in members and "helpers.new_name" not in members, members

@@ -22,6 +22,7 @@ from typing import Any
 import tree_sitter
 import tree_sitter_python
 
+from gdg_lsp import stamps
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
@@ -286,10 +287,14 @@ class _Analysis:
     span: python_cache.FunctionSpan | None = None
     """Set when only this function's scopes were rebuilt (python_cache): Γ only inside it."""
     gammas: dict[tuple[int, str], Gamma] = field(default_factory=dict)
-    member_gammas: dict[tuple, tuple[Gamma, Any]] = field(default_factory=dict)
-    """Γ with its member layer (members.py) per position and surface reader."""
+    member_gammas: dict[tuple, tuple[int, tuple[Gamma, Any]]] = field(default_factory=dict)
+    """Γ with its member layer (members.py) per position and surface reader, with the reader's
+    generation it was made at."""
     chains: dict[int, tuple[scopes.Scope, ...]] = field(default_factory=dict)
     bytes_at: dict[int, int] = field(default_factory=dict)
+    star_witness: stamps.Witness = field(default_factory=stamps.Witness)
+    """The stamps of the star imports' sources and of the candidates looked at before them: the
+    analysis is used only while they hold (a module changed on disk binds other names)."""
 
     def byte(self, offset: int) -> int:
         """``_byte(self.text, offset)``, remembered (every keystroke on a line asks the same)."""
@@ -341,7 +346,7 @@ class PythonAnalyzer(Analyzer):
         # star imports are resolved in the document's folders and within the source bound: both key it
         key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), uri,
                tuple(map(str, workspace.roots)), limits_of(workspace.settings).source_bytes)
-        if (hit := self._cache.get(key)) is not None:
+        if (hit := self._cache.get(key)) is not None and hit.star_witness.holds():
             return hit
         source = text.encode("utf-8", "surrogatepass")
         if callable(tree):  # made only on a miss (an incremental re-parse costs milliseconds)
@@ -349,21 +354,24 @@ class PythonAnalyzer(Analyzer):
         if tree is None:
             tree = parse(source)
         scope_tree = scopes.build(tree, source)
-        self._resolve_star_imports(scope_tree, uri, workspace)
-        return self._cache.put(key, _Analysis(tree, scope_tree, text))
+        witness = self._resolve_star_imports(scope_tree, uri, workspace)
+        return self._cache.put(key, _Analysis(tree, scope_tree, text, star_witness=witness))
 
-    def _resolve_star_imports(self, tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> None:
+    def _resolve_star_imports(self, tree: scopes.ScopeTree, uri: str, workspace: WorkspaceContext) -> stamps.Witness:
+        """Binds the names of the star imports whose sources can be read; the stamps they were read by."""
         module = tree.module
         unresolved = []
+        witness = stamps.Witness()
         for name, level, pos in module.star_imports:
             names = star_names(name, level, uri_to_path(uri), workspace.roots,
-                               limits_of(workspace.settings).source_bytes)
+                               limits_of(workspace.settings).source_bytes, witness)
             if names is None:
                 unresolved.append((name, level, pos))
                 continue
             for imported in names:
                 module.bind(scopes.Decl(imported, "Import", pos, pos, 0, 0, {"module": "." * level + name, "star": True}))
         module.star_imports = unresolved
+        return witness
 
     def _repaired(self, snapshot: Snapshot, start: int, end: int, workspace: WorkspaceContext) -> tuple[_Analysis, int]:
         """Analysis of the document with [start, end) replaced by ``pass`` (offset of the hole in it).
@@ -379,6 +387,8 @@ class PythonAnalyzer(Analyzer):
         uri = snapshot.uri
         pos = _byte(text, start)  # the repaired text has the same prefix
         last = self._documents.get(uri)
+        if last is not None and not last.star_witness.holds():
+            last = None  # a star-imported module changed on disk: its names are read again
         if last is not None and last.text == repaired and (last.span is None or last.span.start <= pos < last.span.end):
             return last, start
         analysis = None
@@ -389,7 +399,9 @@ class PythonAnalyzer(Analyzer):
                 LANGUAGE if self.parse_functions_alone else None,
                 last.span is not None and last.span.tree_is_function_only)
             if found is not None:
-                analysis = _Analysis(found.tree, found.scope_tree, repaired, found.view, found.span)
+                # one function's body changed: the module's star imports did not (none is in a function)
+                analysis = _Analysis(found.tree, found.scope_tree, repaired, found.view, found.span,
+                                     star_witness=last.star_witness)
         if analysis is None:
             analysis = self._repaired_whole(snapshot, repaired, start, end, workspace)
         self._documents.put(uri, analysis)
@@ -532,7 +544,9 @@ class PythonAnalyzer(Analyzer):
         """The module surfaces of the interpreter ``gdg.python.interpreter`` names."""
         python = getattr(getattr(workspace, "settings", None), "python", None)
         search = interpreter.resolve(getattr(python, "interpreter", "") or "", workspace.roots)
-        return surfaces.reader_for(search, workspace.roots, limits_of(workspace.settings).source_bytes)
+        reader = surfaces.reader_for(search, workspace.roots, limits_of(workspace.settings).source_bytes)
+        reader.changed()  # the workspace modules' surfaces whose files moved are read again
+        return reader
 
     def _with_members(self, analysis: _Analysis, offset: int, uri: str, gamma: Gamma, workspace: WorkspaceContext
                       ) -> tuple[Gamma, python_members.Report | None]:
@@ -544,7 +558,9 @@ class PythonAnalyzer(Analyzer):
         pos = analysis.byte(offset)
         defining = defining_methods(workspace)
         key = (pos, uri, reader, defining)  # the reader itself (an id could be reused by a later one)
-        found = analysis.member_gammas.get(key)
+        kept = analysis.member_gammas.get(key)
+        # kept while the reader has read no module since (a workspace module changed on disk is read anew)
+        found = kept[1] if kept is not None and kept[0] == reader.generation else None
         if found is None:
             layer = python_members.MemberLayer(reader, lambda b: self._class_shape(analysis, b, pos, uri),
                                                _package_of(uri, tuple(workspace.roots)))
@@ -558,7 +574,7 @@ class PythonAnalyzer(Analyzer):
             found = extended, report
             if len(analysis.member_gammas) >= MAX_GAMMAS_PER_ANALYSIS:
                 analysis.member_gammas.clear()
-            analysis.member_gammas[key] = found
+            analysis.member_gammas[key] = (reader.generation, found)
         extended, report = found
         return Gamma(extended.global_layer.copy(), [frame.copy() for frame in extended.frames]), report
 

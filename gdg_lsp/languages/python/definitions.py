@@ -7,7 +7,7 @@ folders (the model knows the standard library; the user's helpers it has never
 seen). Its definition is shown as a stub: a function's header and the first line
 of its docstring, a class's header and its methods' headers, an assignment's line.
 
-Chunks are cached per (file, modification time, name); the context lists them in
+Chunks are cached per (file, stamp, name: ``gdg_lsp.stamps``); the context lists them in
 the order of the imports in the document, so the prompt's start changes only when
 another imported name comes into use (the KV cache is reused across keystrokes).
 """
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from gdg_lsp import python_ast
+from gdg_lsp import python_ast, stamps
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import imports
@@ -105,11 +105,10 @@ def _defined(node: ast.stmt, name: str) -> bool:
 
 def _chunk(path: Path, name: str, boundary: Boundary, max_bytes: int) -> str:
     """The stub of ``name``'s top-level definition in ``path`` ("" when there is none)."""
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError:
+    stamp = stamps.of(path)  # before the read; a racy one equals no other, so it is read again
+    if stamp is None:
         return ""
-    key = (str(path), mtime, name, max_bytes)
+    key = (str(path), stamp, name, max_bytes)
     found = _CHUNKS.get(key)
     if found is None:
         try:

@@ -3,8 +3,10 @@
 The module is located on disk (relative imports next to the document, then
 the workspace folders, then the interpreter's import path) without importing
 anything: ``importlib.util.find_spec`` would import parent packages, which
-runs their code. Its ``__all__`` is read if it is a literal list or tuple of
-strings; otherwise its public top-level bindings are used. ``__all__``'s strings
+runs their code. The names are cached by the source's stamp (``gdg_lsp.stamps``),
+and the caller keeps the stamps of every candidate looked at
+(``star_names(witness=)``), so a change on disk is seen at the next request.
+Its ``__all__`` is read if it is a literal list or tuple of strings; otherwise its public top-level bindings are used. ``__all__``'s strings
 are whatever the module's author wrote (``"x\\nimport os"`` too), so only those
 that are Python identifiers (and pass ``words.control_free``) are names; the
 others are left out and noted in ``words.REJECTIONS``.
@@ -33,7 +35,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-from gdg_lsp import python_ast, words
+from gdg_lsp import python_ast, stamps, words
 from gdg_lsp.boundary import Boundary, Refused, workspace_folders
 
 MAX_SOURCE_BYTES = 2 << 20
@@ -41,12 +43,18 @@ MAX_SOURCE_BYTES = 2 << 20
 largest module is under 1 MiB, and parsing one costs about a second per MiB."""
 
 
-def _module_file(module: str, bases: list[Path]) -> Path | None:
+def _module_file(module: str, bases: list[Path], witness: stamps.Witness | None = None) -> Path | None:
+    """The first candidate file of ``module`` under ``bases``; ``witness`` gets the stamp of each
+    candidate looked at (absent ones too: one written there now would be found instead)."""
     parts = module.split(".") if module else []
     for base in bases:
         target = base.joinpath(*parts) if parts else base
         for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-            if candidate is not None and candidate.is_file():
+            if candidate is None:
+                continue
+            if witness is not None:
+                witness.note(candidate)
+            if candidate.is_file():
                 return candidate
     return None
 
@@ -72,7 +80,7 @@ def _stdlib_extension_spec(module: str):
 
 
 @lru_cache(maxsize=256)
-def _names_from_source(path: str, mtime_ns: int, boundary: Boundary, max_bytes: int) -> tuple[str, ...] | None:
+def _names_from_source(path: str, stamp: stamps.Stamp, boundary: Boundary, max_bytes: int) -> tuple[str, ...] | None:
     try:
         tree = python_ast.parse(boundary.read_text(path, max_bytes))
     except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
@@ -156,7 +164,8 @@ def _stdlib_extension_names(module: str) -> tuple[str, ...] | None:
     return tuple(str(n) for n in names)
 
 
-def _source(module: str, level: int, document: Path | None, roots: list[Path]) -> Path | None:
+def _source(module: str, level: int, document: Path | None, roots: list[Path],
+            witness: stamps.Witness | None = None) -> Path | None:
     """The file ``from <level dots><module> import *`` reads (None: none found, or a
     standard-library extension module)."""
     if level:
@@ -165,8 +174,8 @@ def _source(module: str, level: int, document: Path | None, roots: list[Path]) -
         base = document.parent
         for _ in range(level - 1):
             base = base.parent
-        return _module_file(module, [base])
-    return _module_file(module, [*roots, *_import_path()])
+        return _module_file(module, [base], witness)
+    return _module_file(module, [*roots, *_import_path()], witness)
 
 
 def module_source(module: str, level: int, document: Path | None, roots: list[Path]) -> Path | None:
@@ -186,17 +195,18 @@ def _boundary(document: Path | None, roots: list[Path]) -> Boundary:
 
 
 def star_names(module: str, level: int, document: Path | None, roots: list[Path],
-               max_bytes: int = MAX_SOURCE_BYTES) -> tuple[str, ...] | None:
+               max_bytes: int = MAX_SOURCE_BYTES, witness: stamps.Witness | None = None) -> tuple[str, ...] | None:
     """Names ``from <level dots><module> import *`` binds, or None when they cannot be read (a
-    source over ``max_bytes``, ``gdg.limits.sourceBytes``, is not)."""
-    path = _source(module, level, document, roots)
+    source over ``max_bytes``, ``gdg.limits.sourceBytes``, is not). ``witness`` gets the stamps
+    of the candidates looked at, the source's among them (taken before it is read)."""
+    witness = witness if witness is not None else stamps.Witness()
+    path = _source(module, level, document, roots, witness)
     if path is None:
         return None if level else _stdlib_extension_names(module)
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError:
+    stamp = witness.note(path)
+    if stamp is None:
         return None
-    return _names_from_source(str(path), mtime, _boundary(document, roots), max_bytes)
+    return _names_from_source(str(path), stamp, _boundary(document, roots), max_bytes)
 
 
 def unread_reason(module: str, level: int, document: Path | None, roots: list[Path],

@@ -23,9 +23,14 @@ not an identifier (``"x\\nimport os"`` in a workspace venv's stub) is left out a
 (module, class, function, variable), the module or class it leads to, and for callables
 the keyword names a call may use (None when ``**kwargs`` takes any).
 
-Kept in a ``BoundedCache`` keyed by the files read (path, modification time) and the
+Kept in a ``BoundedCache`` keyed by the files read (path and stamp: ``gdg_lsp.stamps``) and the
 installed distribution's version (its ``dist-info`` METADATA), so an upgrade changes the
-surface; files are looked up again at most every ``revalidate_s`` seconds.
+surface; installed files are looked up again at most every ``revalidate_s`` seconds. A
+module of the workspace (or one not found, which a file written there may become) is the
+user's code, edited while the server runs: its surface keeps a witness of what it was read
+from (its files, the folders it was looked up in, the witnesses of the workspace modules it
+star-imports), and ``changed()``, asked at every request, drops the surfaces whose witness no
+longer holds.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from pathlib import Path
 import typeshed_client
 from typeshed_client import parser as ts_parser
 
-from gdg_lsp import python_ast, words
+from gdg_lsp import python_ast, stamps, words
 from gdg_lsp.boundary import Boundary, Refused
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.languages.python import classes, signatures
@@ -116,14 +121,11 @@ class _Located:
     """The site folder the module was found in (for its distribution's version)."""
 
 
-def _identity(path: Path | None) -> tuple[str, int, int] | None:
+def _identity(path: Path | None) -> tuple | None:
     if path is None:
         return None
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return str(path), st.st_mtime_ns, st.st_size
+    stamp = stamps.of(path)
+    return None if stamp is None else (str(path), stamp)
 
 
 _DIST = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+?)-(?P<version>[^-]+?)\.dist-info$")
@@ -159,6 +161,9 @@ class SurfaceReader:
         """Counts surfaces read: what callers kept from older surfaces is stale when it moved."""
         self._versions: dict[Path, tuple[int, dict[str, str]]] = {}
         self._reading = threading.local()
+        self._witnesses: dict[str, tuple[tuple, stamps.Witness]] = {}
+        """Workspace modules' surfaces: their cache key and what they were read from."""
+        self._workspace_bases = tuple(b for b in self.bases if any(b == r or r in b.parents for r in self.roots))
 
     # -- public ----------------------------------------------------------------------------
 
@@ -176,22 +181,64 @@ class SurfaceReader:
             reading = self._reading.names = set()
         if name in reading:  # a cycle (a imports b imports a): open, this once
             return Surface(f"module {name}", None, "imports itself through another module")
+        witnesses = getattr(self._reading, "witnesses", None)
+        if witnesses is None:
+            witnesses = self._reading.witnesses = []
+        own = self._workspace_witness(name)  # taken before the files are looked up and read
         located = self._locate(name)
         version = self._version(name, located)
         key = (name, _identity(located.stub), _identity(located.source), str(located.extension), version)
         surface = self._surfaces.get(key)
+        read_anew = surface is None
         if surface is None:
             self.generation += 1  # a module read anew (first time, or its files or version changed)
             reading.add(name)
+            witnesses.append(own)
             try:
                 surface = self._surfaces.put(key, replace(self._read(name, located, version),
                                                           stamp=hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest()))
             finally:
                 reading.discard(name)
+                witnesses.pop()
+        if self._of_workspace(located) and (read_anew or self._witnesses.get(name, ((),))[0] != key):
+            for identity in key[1:3]:  # the stub's and the source's stamps, taken before the read
+                if identity is not None:
+                    own.keep(*identity)
+            self._witnesses[name] = (key, own)
+        if witnesses and name in self._witnesses:  # a module being read star-imports this one
+            witnesses[-1].add(self._witnesses[name][1])
         if len(self._checked) > 4 * self._surfaces.limit:
             self._checked.clear()
+            self._witnesses.clear()  # each module is looked up again, and its witness taken anew
         self._checked[name] = (now, surface)
         return surface
+
+    def changed(self) -> int:
+        """Forget the workspace modules' surfaces whose files moved (asked at every request:
+        one ``stat`` per file and folder they were read from); the generation after it."""
+        for name, (key, witness) in list(self._witnesses.items()):
+            if not witness.holds():
+                self._witnesses.pop(name, None)
+                self._checked.pop(name, None)
+                self._surfaces.pop(key)
+                self._modules.clear()
+                self.generation += 1
+        return self.generation
+
+    def _workspace_witness(self, name: str) -> stamps.Witness:
+        """The stamps of the workspace folders a module's files are looked up in (a file that
+        comes or goes there changes the answer), taken before the lookup."""
+        parts = name.split(".")
+        witness = stamps.Witness()
+        for base in self._workspace_bases:
+            witness.note(base.joinpath(*parts[:-1]))
+            witness.note(base.joinpath(*parts))  # a package's folder
+        return witness
+
+    def _of_workspace(self, located: _Located) -> bool:
+        """The module is the user's: found in a workspace folder, or found nowhere (yet)."""
+        found = [p for p in (located.source, located.stub, located.extension) if p is not None]
+        return not found or any(any(p == r or r in p.parents for r in self.roots) for p in found)
 
     def member(self, module: str, name: str) -> Member | None:
         """What ``module.name`` is (None: not a member, or the surface is open)."""
