@@ -9,11 +9,12 @@ every edit, identical ones made Neovim's sign column jump (it hides them while t
 from __future__ import annotations
 
 import logging
+import time
 
 from lsprotocol import types
 
 from gdg_lsp.languages.base import Finding
-from gdg_lsp.server import problems
+from gdg_lsp.server import problems, typing_point
 
 log = logging.getLogger(__name__)
 
@@ -74,13 +75,15 @@ def publish(ls, uri: str) -> None:
     job.add_done_callback(lambda done: session.call_soon(_deliver, ls, doc, snapshot, done))
 
 
-def _findings(ls, snapshot) -> list[Finding] | None:
+def _findings(ls, snapshot) -> typing_point.Held | None:
     session = ls.session
     analyzer = session.analyzer_of(snapshot)
     if analyzer is None:
         return None
     try:
-        return analyzer.diagnostics(snapshot, session.workspace_for(snapshot.uri))
+        workspace = session.workspace_for(snapshot.uri)
+        findings = analyzer.diagnostics(snapshot, workspace)
+        return typing_point.hold_back(session.typing_points, snapshot, analyzer, workspace, findings)
     except RecursionError as err:
         problems.report_limit(ls, "diagnostics", err)
         return None
@@ -92,13 +95,18 @@ def _findings(ls, snapshot) -> list[Finding] | None:
 
 
 def _deliver(ls, doc, snapshot, done) -> None:
-    findings = done.result() if not done.cancelled() and done.exception() is None else None
-    if not isinstance(findings, list):
+    held = done.result() if not done.cancelled() and done.exception() is None else None
+    if not isinstance(held, typing_point.Held):
         return  # superseded, no analyzer, or failed (logged)
-    if ls.session.documents.find(snapshot.uri) is not doc or doc.version != snapshot.version:
+    session = ls.session
+    if session.documents.find(snapshot.uri) is not doc or doc.version != snapshot.version:
         return  # the text moved on; the next schedule publishes fresh results
-    diagnostics = [to_lsp(snapshot, f, ls.session.encoding) for f in findings]
-    published, shape = ls.session.published_diagnostics, _shape(diagnostics)
+    if held.recheck_at is not None and snapshot.uri not in session.diagnostic_timers and session.loop is not None:
+        # the word being typed, looked at again once the pause says the user left it
+        delay = max(0.0, held.recheck_at - time.monotonic())
+        session.diagnostic_timers[snapshot.uri] = session.loop.call_later(delay, publish, ls, snapshot.uri)
+    diagnostics = [to_lsp(snapshot, f, session.encoding) for f in held.shown]
+    published, shape = session.published_diagnostics, _shape(diagnostics)
     if published.get(snapshot.uri) == shape:
         return  # what the editor shows already
     published.put(snapshot.uri, shape)

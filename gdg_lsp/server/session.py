@@ -29,6 +29,7 @@ from gdg_lsp.languages.base import Analyzer, WorkspaceContext
 from gdg_lsp.server.folders import FolderWorkspace, folder_settings, pinned
 from gdg_lsp.server.fragment_consent import FolderConsent
 from gdg_lsp.server.scheduler import Scheduler
+from gdg_lsp.server.typing_point import TypingPoint
 from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
 from gdg_lsp.service.recent import RecentEdits
@@ -72,6 +73,7 @@ class Session:
         """Suggestions shown, for the keys that type them through and for repeated asks."""
         self.diagnostic_timers: dict[str, asyncio.TimerHandle] = {}
         self.published_diagnostics: BoundedCache[str, tuple] = BoundedCache("session.published-diagnostics", 4096)
+        self.typing_points: dict[str, TypingPoint] = {}  # uri -> where its last edit ended (open documents only)
         """Per document, the diagnostics last published (server/diagnostics.py publishes only a change)."""
         self.work_ahead_timers: dict[str, asyncio.TimerHandle] = {}
         """Debounced work ahead of the next inline request, per document (server/work_ahead.py)."""

@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from gdg_lsp import languages
 from gdg_lsp.documents import StoreFull
-from gdg_lsp.server import acceptance, diagnostics, inline_completion, work_ahead
+from gdg_lsp.server import acceptance, diagnostics, inline_completion, typing_point, work_ahead
 from gdg_lsp.server.handlers import handles
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,8 @@ def register(server) -> None:
             followed.append((edit.start, replaced, text))
             length += len(text) - (replaced - edit.start)
         acceptance.edited(ls, uri, followed)
+        if edits:  # the word there is being typed: its diagnostic waits (server/typing_point.py)
+            typing_point.edited(ls.session.typing_points, uri, doc.version, edits[-1].new_end)
         if ls.session.workspace.recent is not None:  # the lines around the last change, for other files' prompts
             ls.session.workspace.recent.note(doc, changes[-1][0][0] if changes and changes[-1][0] else 0)
         diagnostics.schedule(ls, uri)
@@ -76,4 +78,5 @@ def register(server) -> None:
             ls.session.workspace.recent.forget(uri)
         work_ahead.forget(ls, uri)
         languages.forget(uri)
+        ls.session.typing_points.pop(uri, None)
         diagnostics.clear(ls, uri)
