@@ -235,3 +235,30 @@ def test_native_silu_times_up_is_torchs():
     gate_up = torch.randn(3, 2 * 200) * 6  # far into both tails of the sigmoid
     gate, up = gate_up.chunk(2, dim=-1)
     torch.testing.assert_close(native.silu_mul(gate_up), torch.nn.functional.silu(gate) * up, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_default_models_file_blocks_decode_the_fp32_tokens():
+    """SmolLM2's GGUF file read as blocks (Q4_1 layers, Q8_0 embeddings and output layer), as
+    ``load_weights(gguf=)`` reads it: the fp32 decoder's greedy tokens on corpus code."""
+    from pathlib import Path
+
+    from gdg_lsp.backends import models
+    from gdg_lsp.backends.lean.llama import load_weights
+
+    spec = models.resolve("default")
+    exact = models.load(spec, "cpu", engine="lean")
+    weights = load_weights(models.cached_conversion(spec), "packed", vocab_rows=exact.vocab.size, gguf=spec.path)
+    assert {layer.gate_up.kind for layer in weights.layers} == {"gguf:Q4_1"} and weights.head.kind == "gguf:Q8_0"
+    packed = FastLlamaBackend(weights, exact.vocab, "packed")
+    corpus = Path("/work/shared/corpus/python")
+    source = sorted(corpus.rglob("*.py")) if corpus.is_dir() else []
+    text = source[0].read_text(encoding="utf-8", errors="replace") if source else "import os\n\n\ndef main(argv):\n"
+    ids = exact.vocab.encode(text).ids[:300]
+    a, b = exact.prefill(ids), packed.prefill(ids)
+    agree = 0
+    for _ in range(16):
+        token = int(torch.argmax(a))
+        agree += token == int(torch.argmax(b))
+        a, b = exact.step(token), packed.step(token)
+    assert agree >= 15

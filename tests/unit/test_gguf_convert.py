@@ -51,3 +51,59 @@ def test_a_file_the_fast_path_refuses_goes_through_transformers(tmp_path, monkey
     assert sorted(p.name for p in target.iterdir()) == ["config.json", "gdg-source.txt"]
     assert "converted by transformers" in (target / "gdg-source.txt").read_text()
     assert [p.name for p in target.parent.iterdir()] == ["m"]  # no staging folder left behind
+
+
+def _write_gguf(path, architecture: str, tensors: dict) -> None:
+    """A GGUF file of ``tensors`` (name -> (float32 array, block type)), quantized by gguf itself."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_block_count(1)
+    for name, (values, qtype) in tensors.items():
+        data = gguf.quants.quantize(values, qtype) if qtype != gguf.GGMLQuantizationType.F32 else values
+        writer.add_tensor(name, data, raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+@pytest.mark.parametrize("architecture", ["llama", "qwen2"])
+def test_read_blocks_gives_hugging_face_names_rows_and_the_files_blocks(tmp_path, architecture):
+    import gguf
+    import numpy as np
+
+    from gdg_lsp.backends.lean.quant import QuantTensor
+
+    T = gguf.GGMLQuantizationType
+    rng = np.random.default_rng(0)
+    heads, kv_heads, head_dim, hidden = 4, 2, 8, 64
+    q = rng.standard_normal((heads * head_dim, hidden)).astype(np.float32)
+    k = rng.standard_normal((kv_heads * head_dim, hidden)).astype(np.float32)
+    stored_q = llama_cpp_permute(torch.from_numpy(q), heads).numpy() if architecture == "llama" else q
+    stored_k = llama_cpp_permute(torch.from_numpy(k), kv_heads).numpy() if architecture == "llama" else k
+    norm = rng.standard_normal(hidden).astype(np.float32)
+    path = tmp_path / "tiny.gguf"
+    _write_gguf(path, architecture, {"blk.0.attn_q.weight": (stored_q, T.Q8_0), "blk.0.attn_k.weight": (stored_k, T.Q4_0),
+                                     "blk.0.attn_norm.weight": (norm, T.F32)})
+    state = gguf_convert.read_blocks(path, heads, kv_heads)
+    assert sorted(state) == ["model.layers.0.input_layernorm.weight", "model.layers.0.self_attn.k_proj.weight",
+                             "model.layers.0.self_attn.q_proj.weight"]
+    q_blocks, k_blocks = state["model.layers.0.self_attn.q_proj.weight"], state["model.layers.0.self_attn.k_proj.weight"]
+    assert isinstance(q_blocks, QuantTensor) and q_blocks.type_name == "Q8_0" and q_blocks.shape == q.shape
+    assert k_blocks.type_name == "Q4_0" and k_blocks.shape == k.shape
+    # the file's blocks, de-quantized by gguf, in Hugging Face's row order (llama.cpp's undone for Llama)
+    for blocks, original, qtype in ((q_blocks, q, T.Q8_0), (k_blocks, k, T.Q4_0)):
+        expected = gguf.quants.dequantize(gguf.quants.quantize(original, qtype), qtype)
+        assert np.array_equal(blocks.dequantize().numpy(), expected)
+    assert torch.equal(state["model.layers.0.input_layernorm.weight"], torch.from_numpy(norm))
+
+
+def test_read_blocks_refuses_an_architecture_it_does_not_name(tmp_path):
+    import gguf
+    import numpy as np
+
+    path = tmp_path / "other.gguf"
+    _write_gguf(path, "gemma", {"blk.0.attn_norm.weight": (np.ones(32, dtype=np.float32), gguf.GGMLQuantizationType.F32)})
+    with pytest.raises(gguf_convert.UnsupportedGguf, match="gemma"):
+        gguf_convert.read_blocks(path, 1, 1)

@@ -19,6 +19,10 @@ into reading the weights. The formats:
 - ``SplitLinear``: one format for a few rows (a decode step, a draft, a small
   batch: bandwidth-bound) and another for many (a prefill chunk: compute-bound).
 
+These are the formats of weights given as fp32 tensors (a Hugging Face folder, or a
+GGUF file where the native kernels are missing). A GGUF file's blocks themselves are
+kept packed by ``quant.QuantLinear`` (every block type of a Q4_K_M file).
+
 Weight-only formats (all but ``Int8Linear``) compute each row of the input on
 its own: a row's result does not depend on the other rows of its call.
 
@@ -31,6 +35,8 @@ from __future__ import annotations
 import warnings
 
 import torch
+
+from gdg_lsp.backends.lean.quant import QuantLinear
 
 
 class DenseLinear:
@@ -269,7 +275,7 @@ class SplitLinear:
         return self.step.nbytes + self.bulk.nbytes
 
 
-Linear = DenseLinear | Int8Linear | Bf16Linear | Fp16Linear | Int4Linear | SplitLinear
+Linear = DenseLinear | Int8Linear | Bf16Linear | Fp16Linear | Int4Linear | SplitLinear | QuantLinear
 
 
 def fp16_or_dense(weight: torch.Tensor, bias: torch.Tensor | None = None) -> Fp16Linear | DenseLinear:
