@@ -2,7 +2,8 @@
 -- step runner they share. The fake answers textDocument/inlineCompletion with what the test's
 -- `responder(params, line)` returns (after its delay), records every request and the accept
 -- protocol's messages (didShowCompletion, didPartiallyAcceptCompletion, workspace/executeCommand),
--- and writes the results to $GDG_RESULT when the steps end.
+-- answers gdg/status with `status_result`, sends what a test tells it (`tell`), and writes the
+-- results to $GDG_RESULT when the steps end.
 --
 --   local fake = dofile(vim.env.GDG_FAKE_LSP)
 --   require("gdg_lsp").setup({ cmd = fake.server, inline = { native = false, debounce_ms = 20 } })
@@ -19,6 +20,8 @@ local M = {
 M.responder = function()
   return { items = {} }, 0
 end
+
+M.status_result = { state = "ready" } -- the answer to a gdg/status request
 
 M.capabilities = {
   textDocumentSync = 1,
@@ -50,6 +53,8 @@ function M.server(dispatchers)
         local line = vim.api.nvim_buf_get_lines(0, params.position.line, params.position.line + 1, false)[1]
         local value, delay = M.responder(params, line or "")
         answer(callback, value, delay)
+      elseif method == "gdg/status" then
+        answer(callback, M.status_result)
       elseif method == "workspace/executeCommand" then
         table.insert(M.result.commands, params)
         answer(callback, vim.NIL)
@@ -79,6 +84,12 @@ function M.server(dispatchers)
       closing = true
     end,
   }
+end
+
+--- Send the client a notification from the server (gdg/suggestion, as the real one sends it
+--- before its answer).
+function M.tell(method, params)
+  M.dispatchers.notification(method, params)
 end
 
 --- The recorded notifications of one method.

@@ -59,3 +59,8 @@ def test_no_ghost_over_the_menu_tab_is_the_users_snooze_progress_and_quitting(tm
 def test_manual_trigger_asks_only_on_the_key_and_tab_is_the_snippet_jump(tmp_path):
     result = _run(tmp_path, "nvim_inline_manual.lua")
     assert len(result["checks"]) >= 7
+
+
+def test_unguaranteed_marks_why_stats_and_alternatives_on_their_way(tmp_path):
+    result = _run(tmp_path, "nvim_marks_alternatives.lua")
+    assert len(result["checks"]) >= 22

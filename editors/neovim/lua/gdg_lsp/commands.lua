@@ -1,4 +1,5 @@
--- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource, :GdgLsp.
+-- User commands: :GdgExplain, :GdgRestart, :GdgLog, :GdgStatus, :GdgSqlSource, :GdgLsp (snooze, resume,
+-- why, stats).
 
 local config = require("gdg_lsp.config")
 local gate = require("gdg_lsp.gate")
@@ -132,10 +133,41 @@ end
 
 M.SNOOZE_MINUTES = 15
 
---- :GdgLsp snooze [minutes] / :GdgLsp resume.
+--- What happened to the suggestions shown (gdg/status `acceptance`: counted by the server, kept
+--- in your state folder, never sent anywhere).
+function M.stats()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr) or vim.lsp.get_clients({ name = config.name })[1]
+  if not client then
+    vim.notify("gdg-lsp is not running", vim.log.levels.WARN)
+    return
+  end
+  client:request("gdg/status", {}, function(err, result)
+    if err then
+      vim.notify("gdg/status failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local lines = status.acceptance_lines(type(result) == "table" and result.acceptance or nil)
+    vim.notify("gdg-lsp: suggestions shown\n" .. table.concat(lines, "\n"), vim.log.levels.INFO)
+  end, bufnr)
+end
+
+--- Why the suggestion shown last carries no guarantee (or that it does).
+function M.why()
+  local line = require("gdg_lsp.inline").why()
+  vim.notify(line or "gdg-lsp: no suggestion shown in this buffer yet", vim.log.levels.INFO)
+end
+
+M.VERBS = { "snooze", "resume", "why", "stats" }
+
+--- :GdgLsp snooze [minutes] / resume / why / stats.
 function M.gdg_lsp(words)
   local verb, arg = words[1], words[2]
-  if verb == "snooze" then
+  if verb == "why" then
+    M.why()
+  elseif verb == "stats" then
+    M.stats()
+  elseif verb == "snooze" then
     local minutes = arg and tonumber(arg) or M.SNOOZE_MINUTES
     if not minutes or minutes <= 0 then
       vim.notify("gdg-lsp: :GdgLsp snooze takes a number of minutes above 0, e.g. :GdgLsp snooze 15", vim.log.levels.ERROR)
@@ -147,7 +179,7 @@ function M.gdg_lsp(words)
     gate.snooze(0)
     vim.notify("gdg-lsp: suggestions resumed")
   else
-    vim.notify("gdg-lsp: :GdgLsp snooze [minutes] or :GdgLsp resume", vim.log.levels.ERROR)
+    vim.notify("gdg-lsp: :GdgLsp snooze [minutes], resume, why or stats", vim.log.levels.ERROR)
   end
 end
 
@@ -164,8 +196,9 @@ function M.define()
   cmd("GdgLsp", function(args)
     M.gdg_lsp(args.fargs)
   end, { nargs = "+", complete = function(_, line)
-    return #vim.split(line, "%s+", { trimempty = true }) <= 2 and { "snooze", "resume" } or {}
-  end, desc = "gdg-lsp: snooze [minutes] (no suggestion by itself for a while), resume" })
+    return #vim.split(line, "%s+", { trimempty = true }) <= 2 and M.VERBS or {}
+  end, desc = "gdg-lsp: snooze [minutes] (no suggestion by itself for a while), resume, why (the last "
+    .. "suggestion's guarantee), stats (what happened to the suggestions shown)" })
   cmd("GdgSqlSource", function(args)
     M.sql_source(args.args == "choose")
   end, { nargs = "?", complete = function()

@@ -47,6 +47,48 @@ function M.remove(bufnr, id)
   pcall(api.nvim_buf_del_extmark, bufnr, M.ns, id)
 end
 
+-- A suggestion shown without the guarantee that every name it references exists gets a marker
+-- at the end of its line, in a namespace of its own (never read back as the ghost's text).
+M.mark_ns = api.nvim_create_namespace("gdg_lsp.inline.unguaranteed")
+M.MARK_GROUP = "GdgGhostUnguaranteed"
+M.MARK_TEXT = " ⚠ not guaranteed"
+
+--- Link GdgGhostUnguaranteed to DiagnosticWarn unless the user (or a colour scheme) defined it.
+function M.define_mark_highlight()
+  local function define()
+    api.nvim_set_hl(0, M.MARK_GROUP, { link = "DiagnosticWarn", default = true })
+  end
+  define()
+  api.nvim_create_autocmd("ColorScheme", {
+    group = api.nvim_create_augroup("gdg_lsp_mark_highlight", { clear = true }),
+    callback = define,
+  })
+end
+
+--- Draw the marker at the end of `row` (`id`: the one drawn before, moved in place). Returns its id.
+function M.mark(bufnr, id, row)
+  return api.nvim_buf_set_extmark(bufnr, M.mark_ns, row, 0, {
+    id = id,
+    virt_text = { { M.MARK_TEXT, M.MARK_GROUP } },
+    virt_text_pos = "eol",
+  })
+end
+
+function M.unmark(bufnr, id)
+  pcall(api.nvim_buf_del_extmark, bufnr, M.mark_ns, id)
+end
+
+--- The marker drawn in a buffer: { row, text } or nil.
+function M.marked(bufnr)
+  local marks = api.nvim_buf_get_extmarks(bufnr, M.mark_ns, 0, -1, { details = true })
+  local mark = marks[1]
+  if not mark then
+    return nil
+  end
+  local chunk = (mark[4].virt_text or {})[1] or {}
+  return { row = mark[2], text = chunk[1], hl = chunk[2] }
+end
+
 --- The ghost text drawn in a buffer right now ("" when none), read back from the extmarks.
 function M.text(bufnr)
   for _, space in ipairs({ M.ns, M.native_ns }) do

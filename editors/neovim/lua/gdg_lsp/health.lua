@@ -89,6 +89,13 @@ function M.check()
     else
       health.warn("the server does not offer textDocument/inlineCompletion")
     end
+    -- what happened to the suggestions shown (counted by the server, kept locally)
+    local answer = client:request_sync("gdg/status", {}, 3000)
+    if answer and answer.err == nil and type(answer.result) == "table" then
+      for _, line in ipairs(status.acceptance_lines(answer.result.acceptance)) do
+        health.info("suggestions: " .. line)
+      end
+    end
   end
   local m = status.model
   if m.state == "failed" then

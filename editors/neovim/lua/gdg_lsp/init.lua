@@ -67,6 +67,7 @@ function M.lsp_config(opts, cmd)
       end,
       ["gdg/suggestion"] = function(_, payload)
         status.on_suggestion(payload)
+        inline.on_suggestion(payload)
       end,
     },
     on_attach = function(client, bufnr)

@@ -10,6 +10,12 @@
 -- answer (from the suggestion shown: no decode) replaces the drawing in place. A word, a line or
 -- all of it is accepted with nvim_buf_set_text, and the server hears what was drawn and taken
 -- (gdg_lsp.feedback).
+--
+-- A suggestion shown without the guarantee that every name it references exists (its
+-- candidate's `guaranteed` in gdg/suggestion) gets a marker at the end of its line
+-- (GdgGhostUnguaranteed), and :GdgLsp why says why. With gdg.candidates above 1 the server
+-- answers the first at once and decodes the others after it: the cycle keys ask again
+-- (explicitly) while they are on their way, and the answer holds them all.
 
 local config = require("gdg_lsp.config")
 local feedback = require("gdg_lsp.feedback")
@@ -17,6 +23,7 @@ local gate = require("gdg_lsp.gate")
 local ghost = require("gdg_lsp.ghost")
 local keys = require("gdg_lsp.keys")
 local remainder = require("gdg_lsp.remainder")
+local status = require("gdg_lsp.status")
 
 local M = {}
 
@@ -24,7 +31,7 @@ local api = vim.api
 
 local TRIGGER_INVOKED, TRIGGER_AUTOMATIC = 1, 2
 
----@type table<integer, table> per buffer: items, index, extmark, shown, reported, timer, request
+---@type table<integer, table> per buffer: items, index, extmark, mark, shown, reported, timer, request, last
 local states = {}
 local opts = config.merge({}).inline
 
@@ -90,11 +97,29 @@ local function clear(bufnr)
   if not state then
     return
   end
-  if state.extmark and api.nvim_buf_is_valid(bufnr) then
-    ghost.remove(bufnr, state.extmark)
+  if api.nvim_buf_is_valid(bufnr) then
+    if state.extmark then
+      ghost.remove(bufnr, state.extmark)
+    end
+    if state.mark then
+      ghost.unmark(bufnr, state.mark)
+    end
   end
-  state.extmark = nil
+  state.extmark, state.mark = nil, nil
   state.shown = nil
+end
+
+-- The marker beside the ghost of `item` drawn at `row` when it carries no guarantee; the last
+-- item drawn is kept for :GdgLsp why (asked after the ghost went, when leaving insert mode).
+local function mark(bufnr, state, item, row)
+  local label = status.guarantee_of(status.suggestion_for(bufnr), item.id)
+  state.last = { id = item.id, text = item.text, label = label }
+  if label and not label.guaranteed then
+    state.mark = ghost.mark(bufnr, state.mark, row)
+  elseif state.mark then
+    ghost.unmark(bufnr, state.mark)
+    state.mark = nil
+  end
 end
 
 -- Hide the ghost and forget its items: the next drawing of an item is a new showing.
@@ -181,6 +206,7 @@ local function show(bufnr, index)
   if not (state.extmark and shown and shown.ghost == rest and shown.row == cursor[1] and shown.col == cursor[2]) then
     state.extmark = ghost.draw(bufnr, state.extmark, cursor[1], cursor[2], rest, opts.hl_group)
   end
+  mark(bufnr, state, item, cursor[1])
   state.index = index
   state.shown = { row = cursor[1], col = cursor[2], tick = api.nvim_buf_get_changedtick(bufnr), ghost = rest }
   -- told once per item and showing: a typed-through rest is the same item
@@ -207,8 +233,9 @@ local function show_some(bufnr, first)
 end
 
 --- Ask the server for a suggestion at the cursor (the plugin's own client). The ghost shown
---- stays until the answer replaces it.
-function M.request(bufnr, trigger_kind)
+--- stays until the answer replaces it. `step`: the answer's item that many after the one shown
+--- is drawn (cycling into alternatives that were not there yet).
+function M.request(bufnr, trigger_kind, step)
   bufnr = bufnr or api.nvim_get_current_buf()
   trigger_kind = trigger_kind or TRIGGER_AUTOMATIC
   if M.uses_native() then
@@ -252,6 +279,10 @@ function M.request(bufnr, trigger_kind)
         first = index
         break
       end
+    end
+    local n = #state.items
+    if step and n > 1 and show(bufnr, (first - 1 + step) % n + 1) then
+      return
     end
     show_some(bufnr, first)
   end, bufnr)
@@ -335,6 +366,7 @@ local function on_char(bufnr, char)
     if rest and #rest > #char and vim.startswith(rest, char) then
       local after = rest:sub(#char + 1)
       state.extmark = ghost.draw(bufnr, state.extmark, cursor[1], cursor[2], after, opts.hl_group)
+      mark(bufnr, state, item, cursor[1])
       state.index = index
       -- where the cursor will be; no tick yet (TextChangedI's show() completes it)
       state.shown = { row = cursor[1], col = cursor[2] + #char, tick = -1, ghost = after }
@@ -342,6 +374,38 @@ local function on_char(bufnr, char)
     end
   end
   clear(bufnr)
+end
+
+--- Why the suggestion shown last in a buffer carries no guarantee: a line to show, or nil with
+--- none drawn since the plugin started.
+function M.why(bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local state = states[bufnr]
+  local last = state and state.last
+  if not last then
+    return nil
+  end
+  local text = last.text:gsub("\n.*", "…")
+  if not last.label then
+    return ("gdg-lsp: `%s`: the server said nothing of its guarantee"):format(text)
+  elseif last.label.guaranteed then
+    return ("gdg-lsp: `%s` is guaranteed: every name it references is in scope (Γ)"):format(text)
+  end
+  return ("gdg-lsp: `%s` is not guaranteed: %s"):format(text, last.label.why)
+end
+
+--- A gdg/suggestion came: the marker of the ghost shown follows its label (alternatives decoded
+--- after the ghost was drawn carry their own).
+function M.on_suggestion(payload)
+  local bufnr = api.nvim_get_current_buf()
+  local state = states[bufnr]
+  if not state or not state.extmark or type(payload) ~= "table" or payload.uri ~= vim.uri_from_bufnr(bufnr) then
+    return
+  end
+  local item = state.items[state.index]
+  if item then
+    mark(bufnr, state, item, api.nvim_win_get_cursor(0)[1] - 1)
+  end
 end
 
 --- The ghost text shown in a buffer right now ("" when none), read back from
@@ -435,8 +499,21 @@ function M.accept_line(bufnr)
   return accept_piece(bufnr, remainder.next_line)
 end
 
+-- How the search for the shown suggestion's alternatives went (status.alternatives_of), when the
+-- buffer's last gdg/suggestion is about the items held.
+local function alternatives(bufnr, state)
+  local payload = status.suggestion_for(bufnr)
+  for _, item in ipairs(state.items) do
+    if item.id and status.guarantee_of(payload, item.id) then
+      return status.alternatives_of(payload)
+    end
+  end
+  return nil
+end
+
 --- Show the next (count > 0) or previous suggestion of the last answer (no request when it
---- had any left; the first key of an empty one asks).
+--- had any left; the first key of an empty one asks, and so does one while the alternatives
+--- are being decoded).
 function M.cycle(count, bufnr)
   bufnr = bufnr or api.nvim_get_current_buf()
   if M.uses_native() then
@@ -452,6 +529,20 @@ function M.cycle(count, bufnr)
   if n == 0 then
     M.request(bufnr, TRIGGER_INVOKED)
     return
+  end
+  local alts = alternatives(bufnr, state)
+  if alts and not alts.stale then
+    local first = state.items[1] and state.items[1].id
+    -- being decoded, or decoded since this answer: an explicit ask waits for them (within its
+    -- budget) and is answered with all of them; asked once per suggestion unless still pending
+    if alts.pending or (alts.found > n and state.alternatives_asked ~= first) then
+      state.alternatives_asked = first
+      M.request(bufnr, TRIGGER_INVOKED, count)
+      return
+    end
+    if alts.cut and alts.found < alts.wanted then
+      status.notice(status.cut_message(alts))
+    end
   end
   local index = state.index
   for _ = 1, n do
@@ -566,6 +657,7 @@ function M.attach(bufnr)
       state.timer:close()
     end
     states[bufnr], attached[bufnr] = nil, nil
+    status.forget(bufnr)
   end)
 end
 
@@ -607,6 +699,7 @@ function M.configure(inline_opts)
   if opts.hl_group == ghost.GROUP then
     ghost.define_highlight()
   end
+  ghost.define_mark_highlight()
 end
 
 return M
