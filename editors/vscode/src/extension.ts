@@ -447,6 +447,7 @@ class GdgExtension implements vscode.Disposable {
         this.suggestions.set(payload.uri, payload);
       }
       this.render();
+      this.ghost.suggestionChanged(payload);
     });
     this.setPhase("starting");
     try {

@@ -8,19 +8,25 @@
 //    answer reaches the screen, didPartiallyAcceptCompletion after accept-word / accept-line
 //    through our keys; a full accept runs the item's command, which vscode-languageclient
 //    forwards to workspace/executeCommand;
-//  - a suggestion without the guarantee is marked in the gutter beside the ghost.
+//  - a suggestion without the guarantee is marked in the gutter beside the ghost (each alternative
+//    by its own label, its hover the server's reason);
+//  - Alt+] while the server still decodes the alternatives (gdg/suggestion alternatives.pending):
+//    VS Code's show-next asks again explicitly, and when they come after that ask's answer, show-next
+//    runs once more and draws the next of them all; a cut is said in the status bar.
 
 import * as vscode from "vscode";
 import type { LanguageClient, Middleware } from "vscode-languageclient/node";
 
-import { acceptedLength, extendsSelected, GhostBook, itemAt, Pos, ServedItem } from "./ghost";
+import { acceptedLength, extendsSelected, GhostBook, itemAt, Pos, ServedItem, suggestionId } from "./ghost";
 import { GateState, refusal } from "./gate";
-import { isUnguaranteed, SuggestionInfo, unguaranteedReason } from "./status";
+import { alternativesLine, alternativesOf, itemLabel, SuggestionInfo } from "./status";
 
 export const DID_SHOW = "textDocument/didShowCompletion";
 export const DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion";
 /** How soon after Ctrl+Space VS Code's ask for items is taken as that key's. */
 const LIST_ASKED_MS = 1000;
+/** How long the status bar says that the alternatives were cut. */
+const CUT_MESSAGE_MS = 5000;
 
 export interface GhostHost {
   client(): LanguageClient | undefined;
@@ -79,6 +85,8 @@ export class GhostText implements vscode.Disposable {
   private ghostKey = false;
   /** When Ctrl+Space was pressed: VS Code reports typing's asks for items with the same trigger kind. */
   private listAskedAt = 0;
+  /** The document whose Alt+] came while its alternatives were still being decoded, and the step asked. */
+  private awaiting: { uri: string; step: 1 | -1 } | undefined;
 
   constructor(
     private readonly host: GhostHost,
@@ -181,19 +189,58 @@ export class GhostText implements vscode.Disposable {
     if (this.book.firstShowing(uri, item)) {
       this.notify(DID_SHOW, { item });
     }
+    this.mark(document, item);
+  }
+
+  /** The gutter mark of `item` when its own label says it carries no guarantee, with the server's reason. */
+  private mark(document: vscode.TextDocument, item: ServedItem): void {
     const editor = vscode.window.visibleTextEditors.find((e) => e.document === document);
-    const info = this.host.suggestion(uri);
-    if (editor && item.range && isUnguaranteed(info) && info!.text !== undefined) {
+    const label = itemLabel(this.host.suggestion(document.uri.toString()), suggestionId(item));
+    if (editor && item.range && label && !label.guaranteed) {
       const line = item.range.start.line;
       editor.setDecorations(this.unguaranteed, [
         {
           range: new vscode.Range(line, 0, line, 0),
-          hoverMessage: new vscode.MarkdownString(`gdg-lsp: ${unguaranteedReason(info!)}`),
+          hoverMessage: new vscode.MarkdownString(`gdg-lsp: ${label.reason}`),
         },
       ]);
     } else {
       this.clearMarks();
     }
+  }
+
+  /**
+   * A gdg/suggestion came. The mark follows the label of the item on screen; the alternatives an
+   * Alt+] waited for, decoded after that key's ask was answered, are fetched and shown (VS Code's
+   * show-next asks again; the server answers from what it holds, without a decode).
+   */
+  suggestionChanged(info: SuggestionInfo): void {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.toString() !== info.uri) {
+      return;
+    }
+    const shown = this.onScreen(editor.document, editor.selection.active);
+    if (shown) {
+      this.mark(editor.document, shown);
+    }
+    const awaiting = this.awaiting;
+    if (info.update === "alternatives" && awaiting?.uri === info.uri) {
+      this.awaiting = undefined;
+      if (shown && !alternativesOf(info)?.stale) {
+        void this.showArrived(awaiting.step);
+      }
+    }
+  }
+
+  /**
+   * The alternatives an Alt+] waited for are on the server now. VS Code keeps the answer to an
+   * explicit ask at the same text and place, and a second one would not reach the server: the
+   * ghost is hidden, asked for again (all of them come, from what the server holds), and cycled.
+   */
+  private async showArrived(step: 1 | -1): Promise<void> {
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.hide");
+    await vscode.commands.executeCommand("editor.action.inlineSuggest.trigger");
+    await this.cycle(step);
   }
 
   /** After a keystroke or a cursor move: once the text or the cursor left the ghost, VS Code drops it too. */
@@ -289,7 +336,11 @@ export class GhostText implements vscode.Disposable {
     }
   }
 
-  /** Alt+] / Alt+[ through our keys: VS Code cycles, and the alternative it shows is reported shown. */
+  /**
+   * Alt+] / Alt+[ through our keys: VS Code cycles (asking again, explicitly: the server waits for
+   * alternatives still being decoded, within its budget), and the alternative it shows is reported
+   * shown. Still on their way after that: shown when they come (`suggestionChanged`). Cut: said.
+   */
   async cycle(step: 1 | -1): Promise<void> {
     await vscode.commands.executeCommand(
       step > 0 ? "editor.action.inlineSuggest.showNext" : "editor.action.inlineSuggest.showPrevious",
@@ -298,9 +349,17 @@ export class GhostText implements vscode.Disposable {
     if (!editor) {
       return;
     }
-    const item = this.book.cycle(editor.document.uri.toString(), step);
+    const uri = editor.document.uri.toString();
+    const item = this.book.cycle(uri, step);
     if (item) {
       this.showing(editor.document, item);
+    }
+    const info = this.host.suggestion(uri);
+    const alternatives = alternativesOf(info);
+    if (alternatives?.pending) {
+      this.awaiting = { uri, step };
+    } else if (alternatives?.cut !== undefined && alternatives.found < alternatives.wanted) {
+      vscode.window.setStatusBarMessage(`gdg-lsp: ${alternativesLine(info)}`, CUT_MESSAGE_MS);
     }
   }
 

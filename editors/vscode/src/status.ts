@@ -31,6 +31,34 @@ export interface SuggestionInfo {
   constraint?: string;
   gammaSize?: number;
   timingsMs?: { total?: number; [phase: string]: number | undefined };
+  /** Why it is not guaranteed, in one line (null when it is). */
+  notGuaranteedBecause?: string | null;
+  /** The served item's id (its accept command's argument). */
+  id?: string | null;
+  /** Every candidate served, in the order served, each with its own label. */
+  candidates?: CandidateInfo[];
+  /** How the search for gdg.candidates went. */
+  alternatives?: AlternativesInfo;
+  /** "alternatives": the others of a suggestion shown, decoded after it. */
+  update?: string;
+}
+
+/** One served candidate of a gdg/suggestion. */
+export interface CandidateInfo {
+  id?: string;
+  text?: string;
+  guaranteed?: boolean;
+  notGuaranteedBecause?: string | null;
+}
+
+/** gdg/suggestion's `alternatives`: how many were wanted and found, why fewer, whether more are coming. */
+export interface AlternativesInfo {
+  wanted?: number;
+  found?: number;
+  cut?: string | null;
+  pending?: boolean;
+  /** The document shows something else by now: they are for a suggestion gone. */
+  stale?: boolean;
 }
 
 /** The answer to gdg/sqlSource: which database a SQL file's names come from. */
@@ -144,13 +172,78 @@ function withGate(view: StatusView, phase: ClientPhase, gate: GateNotice | undef
   return { ...view, text: `${view.text} · $(bell-slash) ${gate.label}`, tooltip: `${view.tooltip}\n${gate.detail}` };
 }
 
-/** Why a suggestion carries no guarantee, in the words of the status item's tooltip. */
+/** Why a suggestion carries no guarantee, in the words of the status item's tooltip: the server's own line when it sent one. */
 export function unguaranteedReason(suggestion: SuggestionInfo): string {
+  if (present(suggestion.notGuaranteedBecause)) {
+    return `Not guaranteed: ${suggestion.notGuaranteedBecause}.`;
+  }
   const open = suggestion.openPositions ?? [];
   const rung = present(suggestion.rung) ? suggestion.rung : "no rung";
   return open.length > 0
     ? `Not guaranteed: no name in scope vouches for ${open.slice(0, 3).join(", ")}${open.length > 3 ? ", …" : ""} (rung ${rung}).`
     : `Not guaranteed: rung ${rung} does not hold every name to the names in scope.`;
+}
+
+/**
+ * The label of the served item `id` (alternatives each have their own): whether it is guaranteed
+ * and, when not, the reason to show beside it; undefined when the suggestion does not name it.
+ */
+export function itemLabel(suggestion: SuggestionInfo | undefined, id: string | undefined): { guaranteed: boolean; reason?: string } | undefined {
+  if (!suggestion || id === undefined) {
+    return undefined;
+  }
+  const candidate = (suggestion.candidates ?? []).find((c) => c.id === id);
+  if (candidate) {
+    return candidate.guaranteed === false
+      ? {
+          guaranteed: false,
+          reason: unguaranteedReason({
+            ...suggestion,
+            notGuaranteedBecause: present(candidate.notGuaranteedBecause) ? candidate.notGuaranteedBecause : suggestion.notGuaranteedBecause,
+          }),
+        }
+      : { guaranteed: true };
+  }
+  if (suggestion.id === id) {
+    return isUnguaranteed(suggestion) ? { guaranteed: false, reason: unguaranteedReason(suggestion) } : { guaranteed: true };
+  }
+  return undefined;
+}
+
+/** The alternatives of a suggestion when more than one was asked for (gdg.candidates), else undefined. */
+export function alternativesOf(suggestion: SuggestionInfo | undefined): Required<Omit<AlternativesInfo, "cut">> & { cut?: string } | undefined {
+  const a = suggestion?.alternatives;
+  if (!a || typeof a.wanted !== "number" || a.wanted <= 1) {
+    return undefined;
+  }
+  return {
+    wanted: a.wanted,
+    found: a.found ?? 0,
+    pending: a.pending === true,
+    stale: a.stale === true,
+    ...(present(a.cut) ? { cut: a.cut } : {}),
+  };
+}
+
+const CUT_WORDS: Record<string, string> = {
+  time: "by the time budget (gdg.timeoutMs)",
+  cancelled: "by a newer request",
+  attempts: "because the model gave no other distinct one",
+};
+
+/** The alternatives in a line: being decoded, all there, or cut and why. */
+export function alternativesLine(suggestion: SuggestionInfo | undefined): string | undefined {
+  const a = alternativesOf(suggestion);
+  if (!a) {
+    return undefined;
+  }
+  if (a.pending) {
+    return `Alternatives: ${a.found} of ${a.wanted}, the others being decoded (Alt+] shows them when they come).`;
+  }
+  if (a.cut !== undefined && a.found < a.wanted) {
+    return `Alternatives: ${a.found} of ${a.wanted}: the others were cut ${CUT_WORDS[a.cut] ?? a.cut}.`;
+  }
+  return `Alternatives: ${a.found} of ${a.wanted} (Alt+] / Alt+[).`;
 }
 
 /** A suggestion that was shown (it has text) without the guarantee that every name exists. */
@@ -210,11 +303,17 @@ function formatModelStatus(
   if (!present(suggestion.text)) {
     lines.push(`Nothing suggested${present(suggestion.reason) ? `: ${suggestion.reason}` : ""}`);
   }
+  const alternatives = alternativesLine(suggestion);
+  if (alternatives) {
+    lines.push(alternatives);
+  }
+  const a = alternativesOf(suggestion);
+  const cut = a && a.cut !== undefined && a.found < a.wanted ? ` · ${a.found}/${a.wanted} cut` : "";
   if (isUnguaranteed(suggestion)) {
     lines.push(unguaranteedReason(suggestion));
-    return { text: `$(warning) gdg ${latency} · ${rung} · not guaranteed`, tooltip: lines.join("\n"), severity: "warning" };
+    return { text: `$(warning) gdg ${latency} · ${rung} · not guaranteed${cut}`, tooltip: lines.join("\n"), severity: "warning" };
   }
-  return { text: `$(check) gdg ${latency} · ${rung}`, tooltip: lines.join("\n"), severity: "normal" };
+  return { text: `$(check) gdg ${latency} · ${rung}${cut}`, tooltip: lines.join("\n"), severity: "normal" };
 }
 
 /** The text the explain command shows for a gdg/explain answer. */

@@ -2,12 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
+  alternativesLine,
   askAgainWhenReady,
   formatAcceptance,
   formatExplain,
   formatLatency,
   formatStatus,
   isUnguaranteed,
+  itemLabel,
   shortSqlSource,
   unguaranteedReason,
   withLoadProgress,
@@ -141,6 +143,64 @@ describe("a suggestion without the guarantee", () => {
     assert.equal(isUnguaranteed({ text: "x", guaranteed: true }), false);
     assert.equal(isUnguaranteed(undefined), false);
     assert.match(unguaranteedReason({ rung: "base" }), /rung base does not hold every name/);
+  });
+});
+
+describe("the server's own words for it", () => {
+  const reason = "rung base: its names are not drawn from Γ; the diagnostics find no name in it that does not exist";
+  const info = {
+    text: "return undefined_thing",
+    id: "a1",
+    rung: "gamma",
+    guaranteed: true,
+    notGuaranteedBecause: null,
+    candidates: [
+      { id: "a1", guaranteed: true, notGuaranteedBecause: null },
+      { id: "a2", guaranteed: false, notGuaranteedBecause: reason },
+      { id: "a3", guaranteed: false },
+    ],
+  };
+
+  it("says notGuaranteedBecause when the server sent it", () => {
+    assert.equal(unguaranteedReason({ rung: "base", openPositions: ["x"], notGuaranteedBecause: reason }), `Not guaranteed: ${reason}.`);
+    const view = formatStatus("running", { state: "ready" }, { text: "x", rung: "base", guaranteed: false, notGuaranteedBecause: reason });
+    assert.match(view.tooltip, /Not guaranteed: rung base: its names are not drawn from Γ/);
+  });
+
+  it("labels each alternative by its own candidate", () => {
+    assert.deepEqual(itemLabel(info, "a1"), { guaranteed: true });
+    assert.deepEqual(itemLabel(info, "a2"), { guaranteed: false, reason: `Not guaranteed: ${reason}.` });
+    assert.equal(itemLabel(info, "a3")?.guaranteed, false); // without its own words: the rung's
+    assert.match(itemLabel(info, "a3")!.reason!, /rung gamma does not hold every name/);
+    assert.equal(itemLabel(info, "zz"), undefined);
+    assert.deepEqual(itemLabel({ text: "x", id: "b1", guaranteed: false, notGuaranteedBecause: reason }, "b1"), {
+      guaranteed: false,
+      reason: `Not guaranteed: ${reason}.`,
+    });
+  });
+});
+
+describe("alternatives", () => {
+  it("says when they are on their way, all there, or cut and why", () => {
+    assert.equal(alternativesLine({ alternatives: { wanted: 1, found: 1 } }), undefined);
+    assert.match(alternativesLine({ alternatives: { wanted: 3, found: 1, pending: true } })!, /1 of 3, the others being decoded/);
+    assert.match(alternativesLine({ alternatives: { wanted: 3, found: 3, pending: false } })!, /3 of 3 \(Alt\+\] \/ Alt\+\[\)/);
+    assert.match(
+      alternativesLine({ alternatives: { wanted: 3, found: 2, cut: "time", pending: false } })!,
+      /2 of 3: the others were cut by the time budget \(gdg\.timeoutMs\)/,
+    );
+  });
+
+  it("puts a cut in the status item", () => {
+    const view = formatStatus(
+      "running",
+      { state: "ready" },
+      { text: "x", rung: "gamma", guaranteed: true, timingsMs: { total: 900 }, alternatives: { wanted: 3, found: 2, cut: "time" } },
+    );
+    assert.equal(view.text, "$(check) gdg 900 ms · gamma · 2/3 cut");
+    assert.match(view.tooltip, /Alternatives: 2 of 3: the others were cut/);
+    const whole = formatStatus("running", { state: "ready" }, { text: "x", rung: "gamma", guaranteed: true, timingsMs: { total: 900 }, alternatives: { wanted: 3, found: 3 } });
+    assert.equal(whole.text, "$(check) gdg 900 ms · gamma");
   });
 });
 
