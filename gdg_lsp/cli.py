@@ -402,6 +402,12 @@ def _pip_options(args: argparse.Namespace) -> list[str]:
     return options
 
 
+def _fim_column(preset) -> str:
+    if not preset.fim:
+        return "no"
+    return "yes" if preset.fim_where == "always" else f"yes ({preset.fim_where})"
+
+
 def _model_list(rows: list, as_json: bool) -> int:
     def size(n: int) -> str:
         return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
@@ -412,17 +418,21 @@ def _model_list(rows: list, as_json: bool) -> int:
     if as_json:
         print(json.dumps([{"name": r.preset.name, "default": r.is_default, "state": r.state, "next": r.next_step,
                            "file": str(r.file) if r.file else None, "size": r.preset.size,
-                           "sha256": r.preset.sha256, "fim": r.preset.fim, "licence": r.preset.licence,
+                           "sha256": r.preset.sha256, "fim": r.preset.fim, "fim_where": r.preset.fim_where,
+                           "licence": r.preset.licence,
                            "model": r.preset.model, "provenance": r.preset.provenance,
                            "packages": list(r.preset.requirements), "step_ms": r.steps} for r in rows], indent=2))
         return 0
     table = [("preset", "state", "size", "FIM", "licence", "step on this machine")]
     table += [(r.preset.name + (" (default)" if r.is_default else ""), r.state, size(r.preset.size),
-               "yes" if r.preset.fim else "no", r.preset.licence, steps(r)) for r in rows]
+               _fim_column(r.preset), r.preset.licence, steps(r)) for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     print()
+    if any(r.preset.fim and r.preset.fim_where == "mid-line" for r in rows):
+        print("FIM yes (mid-line): the prompt carries the text after the cursor where the cursor's line goes on "
+              "after it, the prefix alone at a line's end (measured better for these weights).\n")
     for r in rows:
         print(f"{r.preset.name}: {r.preset.model}; {r.preset.provenance}.")
         packages = r.preset.requirements

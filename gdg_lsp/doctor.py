@@ -57,7 +57,8 @@ def run_doctor() -> int:
         if row.is_default:
             continue
         steps = "; ".join(f"{ms:.1f} ms per step ({where})" for where, ms in sorted(row.steps.items()))
-        fim = "fill-in-the-middle" if row.preset.fim else "prefix only"
+        fim = ("prefix only" if not row.preset.fim else
+               "fill-in-the-middle" + (f" ({row.preset.fim_where})" if row.preset.fim_where != "always" else ""))
         detail = f"{row.state} ({fim}, {row.preset.licence}{'; ' + steps if steps else ''})"
         # a preset nobody asked for is not a failure: say how to get it
         _line(True if row.state == "ready" else None, f"model preset {row.preset.name}",

@@ -89,6 +89,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("codestral", ("[PREFIX]",), ("[SUFFIX]",), suffix_first=True, model_names=r"codestral"),
 )
 
+FIM_WHERE = ("always", "mid-line")
+"""Where a FIM model's prompt carries the suffix: ``always``, or ``mid-line``, only where the
+cursor's line goes on after the cursor (the prefix alone at a line's end). A model's vocabulary
+may say which (``fim_where``: set by ``models.load`` from the model's preset); ``always``
+otherwise."""
+
 FIM_END_TOKENS = ("<|fim_pad|>", "<fim_pad>", "<|file_separator|>", "<|file_sep|>", "<file_sep>", "▁<EOT>", "<EOT>")
 """Tokens with which FIM models end a middle (besides their end-of-text): stop tokens."""
 
@@ -106,6 +112,15 @@ class Template:
     """The marker tokens' text, for showing the prompt."""
     repo_name_id: int | None = None
     file_sep_id: int | None = None
+    mid_line_only: bool = False
+    """The suffix is used only where the cursor's line goes on (``FIM_WHERE``)."""
+
+    def applies(self, text: str, cursor: int) -> bool:
+        """Whether the FIM layout is used at ``cursor`` of ``text``."""
+        if not self.mid_line_only:
+            return True
+        end = text.find("\n", cursor)
+        return bool(text[cursor : len(text) if end < 0 else end].strip())
 
     @property
     def repository(self) -> bool:
@@ -142,7 +157,8 @@ def detect(vocab: Vocabulary) -> Template | None:
         repo, sep = _resolve(family.repo_name, vocab), _resolve(family.file_sep, vocab)
         return Template(family.name, prefix[1], suffix[1], middle[1] if middle else None, family.suffix_first,
                         (prefix[0], suffix[0], middle[0] if middle else None),
-                        repo[1] if repo and sep else None, sep[1] if repo and sep else None)
+                        repo[1] if repo and sep else None, sep[1] if repo and sep else None,
+                        getattr(vocab, "fim_where", "always") == "mid-line")
     return None
 
 

