@@ -6,8 +6,8 @@ uses what was kept, that the disk still says the same. That check must cost a
 few ``stat`` calls, never a read: so every read is preceded by the *stamp* of
 what it reads, and a ``Witness`` holds the stamps an answer was made from.
 
-A stamp is ``(mtime_ns, size, inode, ctime_ns)`` (None for a path that does not
-exist: its appearance changes the answer too). A folder's stamp changes when an
+A stamp is ``(mtime_ns, size, inode, device, ctime_ns)`` (None for a path that does
+not exist: its appearance changes the answer too). A folder's stamp changes when an
 entry is added to, removed from or renamed in it, so a folder's stamp witnesses
 its listing: a new ``schema.sql`` beside a query, a new module beside a script.
 The inode tells a file replaced by a rename (editors save so) from one written
@@ -47,7 +47,7 @@ def of(path: str | os.PathLike[str], follow: bool = True) -> Stamp:
         info = os.stat(path, follow_symlinks=follow)
     except (OSError, ValueError):
         return None
-    found = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+    found = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_dev, info.st_ctime_ns)
     newest = max(info.st_mtime_ns, info.st_ctime_ns)
     if time.time_ns() - newest < RACY_S * 1e9:
         return (*found, "racy", next(_serials))  # equals no later stamp: read again at the next check
@@ -55,7 +55,7 @@ def of(path: str | os.PathLike[str], follow: bool = True) -> Stamp:
 
 
 def racy(stamp: Stamp) -> bool:
-    return stamp is not None and len(stamp) > 4
+    return stamp is not None and len(stamp) > 5
 
 
 def unchanged(stamped: Iterable[tuple[str, Stamp]]) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-CASE_MODULES: tuple[str, ...] = ("gdg_lsp.bench.costs_workspace", "gdg_lsp.bench.costs_edits", "gdg_lsp.bench.costs_shell")
+CASE_MODULES: tuple[str, ...] = ("gdg_lsp.bench.costs_workspace", "gdg_lsp.bench.costs_edits", "gdg_lsp.bench.costs_shell", "gdg_lsp.bench.costs_freshness")
 """Modules that register cases (imported on demand)."""
 
 

@@ -14,9 +14,12 @@ mtime, size, inode, ctime; one ``stat`` each) rather than reads:
   ``stamps.RACY_S`` of the file's change, is never trusted);
 - the union (``tables``) keeps the stamp of every folder the walk of the
   workspace listed: a moved one is listed again (its new subfolders walked), and
-  every walked file's stamp is compared, while there are at most
-  ``MAX_STAMPS_PER_CHECK`` of them; past that the whole walk runs again at most
-  every ``rescan_after`` seconds.
+  the stamp of every walked file that defines tables is compared (what it defined
+  can go at once: never a ghost), of the others ``ROTATING_PER_CHECK`` in turn (one
+  that gains a CREATE TABLE in place adds names within a few requests; a file added
+  or removed moves its folder's stamp at once), while there are at most
+  ``MAX_STAMPS_PER_CHECK`` folders and schema files; past that the whole walk runs
+  again at most every ``rescan_after`` seconds.
 
 Databases are re-introspected at most every ``database_refresh_after`` seconds.
 The server calls ``refresh(paths)`` when it learns that files changed
@@ -62,8 +65,10 @@ from gdg_lsp.languages.sql.schema import Schema, Table, merge
 
 SCHEMA_SUFFIXES = sql_ddl_files.SUFFIXES + sql_sqlite.SUFFIXES
 MAX_STAMPS_PER_CHECK = 4096
-"""Folders and files whose stamps the union compares at every request (about 2 µs each); a
+"""Folders and schema files whose stamps the union compares at every request (a few µs each); a
 workspace with more is walked again at most every ``rescan_after`` seconds instead."""
+ROTATING_PER_CHECK = 32
+"""Walked files that define no table (queries) whose stamps one union check compares, in turn."""
 
 
 def absolute(path: Path | str) -> Path:
@@ -145,6 +150,8 @@ class SchemaCatalog:
         """Grows when a database's tables change (a cached answer that used one is stale)."""
         self._scanned = float("-inf")
         self._walked: dict[Path, _Folder] = {}
+        self._rotation = 0
+        """Where the union's next check of the files that define no table begins."""
         self._listings: BoundedCache[Path, tuple[stamps.Stamp, tuple[Path, ...]]] = BoundedCache(
             "sql.folder-listings", 4096)
         self._merged: dict[str | None, list[Table]] = {}
@@ -168,9 +175,10 @@ class SchemaCatalog:
         """Check the union against the disk now (the stamps of the folders walked and the files
         read; a moved folder listed again) and the databases' age."""
         with self._lock:
-            if not self._walked or time.monotonic() - self._scanned >= self.rescan_after:
+            within = len(self._walked) + sum(e.is_schema for e in self._files.values()) <= MAX_STAMPS_PER_CHECK
+            if not self._walked or (not within and time.monotonic() - self._scanned >= self.rescan_after):
                 self._rescan()
-            elif len(self._walked) + len(self._files) <= MAX_STAMPS_PER_CHECK:
+            elif within:
                 self._check_walk()
             self._refresh_databases(force=False)
 
@@ -423,9 +431,16 @@ class SchemaCatalog:
             budget = [sql_ddl_files.MAX_FILES_VISITED]
             for new in sorted(set(subfolders) - set(known.subfolders)):
                 self._walk_from(new, present, budget)
-        for path, entry in list(self._files.items()):
+        schema, others = [], []
+        for path, entry in self._files.items():
             if entry.walked:
-                self._check(path, forget_missing=True, walked=True)
+                (schema if entry.is_schema or entry.failed else others).append(path)
+        if others:
+            start = self._rotation % len(others)
+            schema += (others + others)[start:start + min(ROTATING_PER_CHECK, len(others))]
+            self._rotation = start + ROTATING_PER_CHECK
+        for path in schema:
+            self._check(path, forget_missing=True, walked=True)
 
     def _drop_walked(self, folder: Path) -> None:
         """Forget a folder that went, with everything under it."""
@@ -446,6 +461,13 @@ class SchemaCatalog:
         return None, self._refused.get(path) or f"{path}: cannot be read"
 
     def _check(self, path: Path, forget_missing: bool, walked: bool) -> None:
+        suffix = path.suffix.lower()
+        stamp = _stamp(path, sqlite=suffix in sql_sqlite.SUFFIXES)
+        entry = self._files.get(path)
+        if entry is not None and stamp is not None and entry.stamp == stamp:
+            # the very file judged and read before (the same inode on the same device, unchanged):
+            # a link swapped to lead elsewhere would stamp as another file
+            return
         if not self.boundary.allows(path):
             # a symlink leading outside (or a path named outside): refused, never opened
             if path not in self._refused:
@@ -454,17 +476,12 @@ class SchemaCatalog:
                 self._changed()
             return
         self._refused.pop(path, None)
-        suffix = path.suffix.lower()
-        stamp = _stamp(path, sqlite=suffix in sql_sqlite.SUFFIXES)
         if stamp is None:
             if forget_missing and path in self._files:
                 del self._files[path]
                 self._changed()
             if not walked:
                 self._refused[path] = f"{path}: cannot be read"
-            return
-        entry = self._files.get(path)
-        if entry is not None and entry.stamp == stamp:  # a racy stamp equals none
             return
         if suffix in sql_ddl_files.SUFFIXES:
             ddl, warnings = sql_ddl_files.read(path, self.boundary)
