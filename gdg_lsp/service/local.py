@@ -285,12 +285,13 @@ class CompletionService:
         between prefill chunks once ``cancel`` is set (the chunks that ran stay in the cache)."""
         began = time.perf_counter()
         analyzer = self.analyzer_for(snapshot)
-        hole = analyzer.hole_at(snapshot, offset, self.workspace)
+        workspace = self.workspace.for_document(snapshot.uri)  # the folder holding it (server/folders.py)
+        hole = analyzer.hole_at(snapshot, offset, workspace)
         if isinstance(hole, NoHole):
             return Prepared(reason=hole.reason, seconds=time.perf_counter() - began)
         if cancel is not None and cancel.is_set():
             return Prepared(reason="cancelled", seconds=time.perf_counter() - began)
-        prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
+        prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, workspace)
         with self._model_for(snapshot.uri) as (backend, decoder):  # the slot the request will use
             return self._prepare(hole, prompt, analyzer, settings, cancel, backend, decoder, began)
 
@@ -340,12 +341,13 @@ class CompletionService:
         began = time.perf_counter()
         deadline = time.monotonic() + settings.timeout_ms / 1000
         analyzer = self.analyzer_for(snapshot)
-        hole = analyzer.hole_at(snapshot, offset, self.workspace)
+        workspace = self.workspace.for_document(snapshot.uri)  # the folder holding it (server/folders.py)
+        hole = analyzer.hole_at(snapshot, offset, workspace)
         analysed = time.perf_counter()
         if isinstance(hole, NoHole):
             return Suggestion("", offset, offset, analyzer.name, settings.constraint, reason=hole.reason,
                               timings={"analysis": analysed - began, "total": analysed - began})
-        prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, self.workspace)
+        prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, workspace)
         prompted = time.perf_counter()
         reused_before = stats_of(backend).reused_tokens
         executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
@@ -356,7 +358,7 @@ class CompletionService:
                                 avoid_start=avoid_start)
 
         execution = run()
-        search = _Search(execution, snapshot, hole, analyzer, settings, self.workspace)
+        search = _Search(execution, snapshot, hole, analyzer, settings, workspace)
         wanted = 1 if first_only else settings.candidates
         search.extend(run, wanted, deadline, cancel)
         found, dropped = search.ranked(wanted)
