@@ -40,12 +40,11 @@ import attrs
 from gdg_lsp.boundary import real
 from gdg_lsp.documents import uri_to_path
 from gdg_lsp.languages.base import WorkspaceContext
-from gdg_lsp.settings import Settings, from_json, keep_user_only
+from gdg_lsp.settings import LOADS, Settings, from_json, keep_user_only, marked_paths
 
-SERVER_WIDE = ("model", "device", "engine", "threads", "backend", "remote", "batch_size", "context_tokens",
-               "max_tokens")
-"""Settings one server has for every folder: what loads and runs the model, and what sizes its
-batching slots (``session._model_key`` and ``_batch_key``)."""
+SERVER_WIDE = tuple(dict.fromkeys(path[0] for loads in ("model", "slots") for path in marked_paths(LOADS, loads)))
+"""Settings (and sections) one server has for every folder: what loads and runs the model and what
+sizes its batching slots (marked ``settings.LOADS``: ``model_key``, ``slots_key``)."""
 
 
 def _absolute(path: str | os.PathLike[str]) -> Path:

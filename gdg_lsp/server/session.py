@@ -34,7 +34,7 @@ from gdg_lsp.server.worker import DecodeWorker, WorkerState
 from gdg_lsp.service.fragment_library import FragmentLibrary
 from gdg_lsp.service.recent import RecentEdits
 from gdg_lsp.service.suggestion_reuse import SuggestionReuse
-from gdg_lsp.settings import Settings, from_json, keep_user_only
+from gdg_lsp.settings import Settings, from_json, keep_user_only, model_key, slots_key
 
 if TYPE_CHECKING:
     from gdg_lsp.server import GdgLanguageServer
@@ -116,9 +116,9 @@ class Session:
         self._settings_problems = set(problems)
         for problem in problems:
             self.show(problem, types.MessageType.Warning)
-        if not initial and _model_key(previous) != _model_key(settings):
+        if not initial and model_key(previous) != model_key(settings):
             self.start_model()
-        elif not initial and _batch_key(previous) != _batch_key(settings):
+        elif not initial and slots_key(previous) != slots_key(settings):
             self.worker.rebatch(settings)  # the same model, batched differently: no reload
 
     def refuse_document(self, uri: str, why: str) -> None:
@@ -328,19 +328,6 @@ class Session:
             self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
         except Exception:
             log.debug("could not show a message", exc_info=True)
-
-
-def _model_key(settings: Settings) -> tuple:
-    """The settings that decide what decodes (a change reloads it): ``folders.SERVER_WIDE``, and the
-    bound on a remote engine's answers where one is used."""
-    bound = settings.limits.remote_response_bytes if settings.backend == "remote" else None
-    return (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote,
-            bound)
-
-
-def _batch_key(settings: Settings) -> tuple:
-    """The settings that size the batching slots (a change rebuilds them over the loaded weights)."""
-    return (settings.batch_size, settings.context_tokens, settings.max_tokens)
 
 
 def status_payload(state: WorkerState) -> dict[str, Any]:
