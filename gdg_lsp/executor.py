@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -228,19 +229,23 @@ class Executor:
         finally:
             settle(prefilled)  # the backend is the caller's again only once it is over
 
-    def prepare(self, hole: Hole, prompt: Prompt, constraint: str, cancel: threading.Event | None = None) -> str | None:
-        """What ``run`` does before its first token, and nothing after: the prompt through the
-        model (its KV cache keeps it: ``run`` with the same prompt prefills only its last token)
-        while π compiles the first statement's grammar (the engine's cache keeps it). The rung
-        chosen, or None. Work ahead of a request (``service.local.CompletionService.prepare``)."""
+    def first_choice(self, hole: Hole, prompt: Prompt, constraint: str) -> str | None:
+        """π's rung for the first statement, its grammar compiled (the engine's cache keeps it, and
+        a ``run`` meanwhile waits for this compile rather than starting its own); no model, so
+        the executor may have no decoder. The rung, or None (``none``, or no rung accepts the
+        typed text). A request's plan (``service.local.CompletionService.plan``)."""
+        if constraint == "none":
+            return None
+        return self._choose(self._first(hole, prompt, 0), hole.typed, constraint).rung
+
+    def prefill(self, prompt: Prompt, cancel: threading.Event | None = None) -> None:
+        """The prompt through the model and nothing more: its KV cache keeps it (``run`` with the same
+        prompt prefills only its last token). Stops between chunks once ``cancel`` is set (the
+        chunks that ran stay). Work ahead of a request (``CompletionService.prefill``); decoders
+        that hand the prompt to another engine have nothing to prefill."""
         ahead = getattr(self.decoder, "prefill_ahead", None)
-        prefilled = ahead(prompt.ids, cancel) if ahead is not None else None
-        try:
-            if constraint == "none" or (cancel is not None and cancel.is_set()):
-                return None
-            return self._choose(self._first(hole, prompt, 0), hole.typed, constraint).rung
-        finally:
-            settle(prefilled)
+        if ahead is not None:
+            settle(ahead(prompt.ids, cancel))
 
     @staticmethod
     def _first(hole: Hole, prompt: Prompt, max_tokens: int) -> _Progress:
@@ -265,9 +270,12 @@ class Executor:
         first = spec.index == 0
         if spec.cancel is not None and spec.cancel.is_set():  # superseded: compile nothing more
             raise _Stop(StopReason.CANCELLED)
+        choosing = time.perf_counter()
         choice = self._choose(state, hole.typed if first else state.layout, spec.constraint)
+        chosen = time.perf_counter() - choosing
         trace = StatementTrace(spec.index, "", choice.rung, choice.attempts, "", 0, 0.0, len(state.gamma),
                                source=choice.grammar, fragment=state.fragment.name, engine=self.grammars.name)
+        trace.seconds = {"compile": chosen}
         state.traces.append(trace)
         if spec.constraint != "none" and choice.rung is None:
             trace.dropped = "no rung of the fragment accepts the text typed so far"
@@ -276,7 +284,7 @@ class Executor:
         result = self._decode(prompt if first else None, state, choice, spec)
         trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
         trace.logprob = result.logprob
-        trace.seconds = {"prefill": result.prefill_seconds, "model": result.model_seconds,
+        trace.seconds = {"compile": chosen, "prefill": result.prefill_seconds, "model": result.model_seconds,
                          "mask": result.mask_seconds, "total": result.total_seconds}
         line = self._line(result, state, trace, first, hole, choice)
         statement = (hole.typed + line) if first else line.strip()

@@ -38,13 +38,26 @@ class Service(Protocol):
     def concurrency(self) -> int:
         """How many ``complete`` calls may run at once (one per document)."""
 
+    def plan(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None, analysis: Any = None,
+             on_prompt: Any = None) -> Any:
+        """Stage one at ``offset``, no model slot held: the hole, Γ and their digest, the prompt, the
+        first grammar compiled (``service.plan.Plan``); any thread may run it."""
+
+    def decode(self, plan: Any, settings: Settings | None = None, cancel: Any = None, measure_free_bits: bool = False,
+               first_only: bool = False, deadline: float | None = None) -> Any:
+        """Stage two: the suggestion from ``plan`` (``service.local.Suggestion``), a model slot leased
+        for the prefill and the decode only."""
+
+    def prefill(self, plan: Any, cancel: Any = None) -> Any:
+        """Stage two of work ahead: the plan's prompt into the KV cache its request will use, nothing
+        decoded (``service.local.Prepared``, or None)."""
+
     def complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
-                 measure_free_bits: bool = False) -> Any:
-        """The suggestion at ``offset`` (``service.local.Suggestion``)."""
+                 measure_free_bits: bool = False, first_only: bool = False) -> Any:
+        """``plan`` then ``decode`` (``service.local.Suggestion``)."""
 
     def prepare(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None) -> Any:
-        """Work ahead of a request at ``offset``: hole, Γ, grammar and KV cache made ready,
-        nothing decoded (``service.local.Prepared``, or None)."""
+        """``plan`` then ``prefill``: work ahead of a request at ``offset``."""
 
     def model_steps(self) -> int:
         """Model forwards so far (how far a cancelled request ran past its cancellation)."""

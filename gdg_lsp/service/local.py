@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +28,7 @@ from gdg_lsp.service import candidates, suffix
 from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.service.fragment_library import Authored, authored
+from gdg_lsp.service.plan import Analysis, Plan, analyse
 from gdg_lsp.settings import Settings
 
 GUARANTEED_RUNGS = ("pin", "ctx", "gamma")
@@ -60,6 +61,12 @@ class Suggestion:
     """Tokens of text after the cursor in the prompt (FIM models only)."""
     reused_tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    """Seconds: ``analysis``, ``prompt``, ``grammar`` (the plan's parts), ``queued`` (from the plan
+    to the model slot), ``decode`` (from the slot to the end) and within it ``compile`` (π's
+    grammars, waiting for a compile in flight included), ``prefill``, ``model`` (the model's
+    steps), ``mask``; ``total`` from the plan's start."""
+    hole_digest: str | None = None
+    """``suggestion_reuse.hole_key`` of ``hole``, made with the plan (not where it is served)."""
     candidates: list[Candidate] = field(default_factory=list)
     """Every distinct candidate, best first (``text`` is the first one's); one unless ``gdg.candidates`` > 1."""
     authored: Authored | None = None
@@ -164,7 +171,7 @@ class Suggestion:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What working ahead of a request did (``CompletionService.prepare``)."""
+    """What working ahead of a request did (``CompletionService.prefill``)."""
 
     prompt_tokens: int = 0
     prefilled_tokens: int = 0
@@ -174,6 +181,16 @@ class Prepared:
     reason: str | None = None
     """Why nothing was prepared (no hole there, cancelled)."""
     seconds: float = 0.0
+
+
+def no_suggestion(plan: Plan, settings: Settings | None = None) -> Suggestion:
+    """The answer of a plan with nothing to decode (no hole there: its reason), made without the model."""
+    analysis = plan.analysis
+    settings = settings or plan.settings
+    return Suggestion("", analysis.offset, analysis.offset, analysis.analyzer.name, settings.constraint,
+                      reason=plan.reason, hole=analysis.hole if isinstance(analysis.hole, Hole) else None,
+                      hole_digest=analysis.digest,
+                      timings={**plan.timings, "total": time.perf_counter() - analysis.began})
 
 
 class CompletionService:
@@ -244,23 +261,49 @@ class CompletionService:
     def analyzer_for(self, snapshot: Snapshot) -> Analyzer:
         return languages.analyzer(snapshot.language_id, snapshot.text)
 
-    def complete(
-        self,
-        snapshot: Snapshot,
-        offset: int,
-        settings: Settings,
-        cancel: threading.Event | None = None,
-        measure_free_bits: bool = False,
-        first_only: bool = False,
-    ) -> Suggestion:
-        """``measure_free_bits``: count the allowed tokens at every step (a whole
-        mask per token: benchmarks and explain); otherwise the model's choice is
-        checked first and the mask built only when the grammar refuses it.
-        ``first_only``: decode the first candidate only (the editor gets it at once); the
-        others of ``gdg.candidates`` come from ``more_candidates`` in a time slice of their own."""
-        with self._model_for(snapshot.uri) as (backend, decoder):
-            return self._complete(snapshot, offset, settings, cancel, measure_free_bits, backend, decoder,
-                                  first_only)
+    # -- stage one: the plan (no model) ---------------------------------------------------------
+
+    def plan(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
+             analysis: Analysis | None = None, on_prompt: Callable[[Plan], None] | None = None) -> Plan:
+        """The plan at ``offset`` (see ``Plan``), from ``analysis`` when it was made already. It
+        leases no model slot: any thread may run it, and the server runs it on the document's
+        analysis lane. ``on_prompt`` hears the plan once its prompt is made, before the grammar
+        compile: a decode started then prefills while the grammar compiles (its π waits for
+        this compile, ``GrammarEngine.get``). Stops before the prompt and before the compile
+        once ``cancel`` is set (``reason`` "cancelled")."""
+        if analysis is None:
+            analysis = analyse(snapshot, offset, self.workspace)
+        plan = Plan(analysis, settings, timings={"analysis": analysis.seconds}, made_by=self)
+        hole = analysis.hole
+        if isinstance(hole, NoHole):
+            plan.reason, plan.ended = hole.reason, time.perf_counter()
+            return plan
+        if cancel is not None and cancel.is_set():
+            plan.reason, plan.ended = "cancelled", time.perf_counter()
+            return plan
+        began = time.perf_counter()
+        plan.prompt, plan.shape = prompts.build(self.vocab, self.template, analysis.snapshot, hole, analysis.analyzer,
+                                                settings, analysis.workspace)
+        compiling = time.perf_counter()
+        plan.timings["prompt"] = compiling - began
+        if on_prompt is not None:
+            on_prompt(plan)
+        if cancel is None or not cancel.is_set():
+            executor = Executor(analysis.analyzer, None, self.grammars(settings.grammar_engine))
+            plan.rung = executor.first_choice(hole, plan.prompt, settings.constraint)
+            plan.timings["grammar"] = time.perf_counter() - compiling
+        plan.ended = time.perf_counter()
+        return plan
+
+    def _own(self, plan: Plan, cancel: Any) -> Plan:
+        """``plan`` if this service made it with a prompt, else this service's plan from its analysis."""
+        if plan.made_by is self or plan.reason is not None:
+            return plan
+        remade = self.plan(plan.snapshot, plan.analysis.offset, plan.settings, cancel, plan.analysis)
+        remade.timings = {**plan.timings, **{k: v for k, v in remade.timings.items() if k != "analysis"}}
+        return remade
+
+    # -- stage two: the model -------------------------------------------------------------------
 
     @contextmanager
     def _model_for(self, uri: str) -> Iterator[tuple[Any, Any]]:
@@ -276,32 +319,60 @@ class CompletionService:
         with self._lock:  # one decode at a time: the backend's KV cache is shared
             yield self.backend, self.decoder
 
-    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
-                cancel: threading.Event | None = None) -> Prepared:
-        """Work ahead of a request at ``offset``: the hole, Γ and the prompt ``complete`` would
-        build there, the prompt through the model into the KV cache ``complete`` will use (the
-        document's slot) and the first statement's grammar compiled, nothing decoded. A
-        ``complete`` at the same place then prefills one token and compiles nothing. Stops
-        between prefill chunks once ``cancel`` is set (the chunks that ran stay in the cache)."""
+    def prefill(self, plan: Plan, cancel: Any = None) -> Prepared:
+        """Work ahead of a request from its ``plan``: the prompt through the model into the KV cache
+        the request will use (the document's slot), nothing decoded; the request at the same place
+        then prefills one token and finds its grammar compiled. Stops between prefill chunks once
+        ``cancel`` is set (the chunks that ran stay in the cache)."""
         began = time.perf_counter()
-        analyzer = self.analyzer_for(snapshot)
-        workspace = self.workspace.for_document(snapshot.uri)  # the folder holding it (server/folders.py)
-        hole = analyzer.hole_at(snapshot, offset, workspace)
-        if isinstance(hole, NoHole):
-            return Prepared(reason=hole.reason, seconds=time.perf_counter() - began)
-        if cancel is not None and cancel.is_set():
-            return Prepared(reason="cancelled", seconds=time.perf_counter() - began)
-        prompt, _ = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, workspace)
-        with self._model_for(snapshot.uri) as (backend, decoder):  # the slot the request will use
-            return self._prepare(hole, prompt, analyzer, settings, cancel, backend, decoder, began)
+        plan = self._own(plan, cancel)
+        if not plan.ready:
+            return Prepared(reason=plan.reason or "no prompt", seconds=time.perf_counter() - began)
+        assert plan.prompt is not None
+        with self._model_for(plan.snapshot.uri) as (backend, decoder):  # the slot the request will use
+            before = stats_of(backend).prefill_tokens
+            Executor(plan.analysis.analyzer, decoder, self.grammars(plan.settings.grammar_engine)).prefill(
+                plan.prompt, cancel)
+            prefilled = stats_of(backend).prefill_tokens - before
+        return Prepared(prompt_tokens=len(plan.prompt.ids), prefilled_tokens=prefilled, rung=plan.rung,
+                        seconds=time.perf_counter() - began)
 
-    def _prepare(self, hole: Hole, prompt: Any, analyzer: Analyzer, settings: Settings,
-                 cancel: threading.Event | None, backend: Any, decoder: Any, began: float) -> Prepared:
-        before = stats_of(backend).prefill_tokens
-        executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
-        rung = executor.prepare(hole, prompt, settings.constraint, cancel)
-        return Prepared(prompt_tokens=len(prompt.ids), prefilled_tokens=stats_of(backend).prefill_tokens - before,
-                        rung=rung, seconds=time.perf_counter() - began)
+    def decode(self, plan: Plan, settings: Settings | None = None, cancel: Any = None,
+               measure_free_bits: bool = False, first_only: bool = False,
+               deadline: float | None = None) -> Suggestion:
+        """The suggestion from ``plan``: the model slot leased for the prefill and the decode only.
+        ``settings``: the plan's unless given (the server passes the budget left to the request);
+        ``deadline`` (``time.monotonic``): ``gdg.timeoutMs`` from now unless given.
+        ``measure_free_bits``: count the allowed tokens at every step (a whole mask per token:
+        benchmarks and explain); otherwise the model's choice is checked first and the mask built
+        only when the grammar refuses it. ``first_only``: decode the first candidate only (the
+        editor gets it at once); the others of ``gdg.candidates`` come from ``more_candidates`` in a
+        time slice of their own."""
+        settings = settings or plan.settings
+        if deadline is None:
+            deadline = time.monotonic() + settings.timeout_ms / 1000
+        plan = self._own(plan, cancel)
+        if not plan.ready:
+            return no_suggestion(plan, settings)
+        queued = time.perf_counter()
+        with self._model_for(plan.snapshot.uri) as (backend, decoder):
+            leased = time.perf_counter()
+            return self._decode(plan, settings, cancel, measure_free_bits, backend, decoder, first_only, deadline,
+                                {"queued": leased - queued})
+
+    def complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
+                 measure_free_bits: bool = False, first_only: bool = False) -> Suggestion:
+        """``plan`` then ``decode`` at ``offset``, within ``gdg.timeoutMs`` from this call (the CLI,
+        explain and the benchmarks; the server runs the two stages on their own threads)."""
+        deadline = time.monotonic() + settings.timeout_ms / 1000
+        return self.decode(self.plan(snapshot, offset, settings, cancel), settings, cancel, measure_free_bits,
+                           first_only, deadline)
+
+    def prepare(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None) -> Prepared:
+        """``plan`` then ``prefill`` at ``offset``: work ahead of a request there."""
+        began = time.perf_counter()
+        prepared = self.prefill(self.plan(snapshot, offset, settings, cancel), cancel)
+        return dataclasses.replace(prepared, seconds=time.perf_counter() - began)
 
     @staticmethod
     def _alternatives(first: Execution, run: Any, snapshot: Snapshot, hole: Hole, analyzer: Analyzer,
@@ -336,19 +407,12 @@ class CompletionService:
         return self._suggestion(suggestion.execution, search, settings.candidates, found, dropped, settings, prompt,
                                 suggestion, timings)
 
-    def _complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
-                  measure_free_bits: bool, backend: Any, decoder: Any, first_only: bool = False) -> Suggestion:
+    def _decode(self, plan: Plan, settings: Settings, cancel: Any, measure_free_bits: bool, backend: Any,
+                decoder: Any, first_only: bool, deadline: float, timings: dict[str, float]) -> Suggestion:
         began = time.perf_counter()
-        deadline = time.monotonic() + settings.timeout_ms / 1000
-        analyzer = self.analyzer_for(snapshot)
-        workspace = self.workspace.for_document(snapshot.uri)  # the folder holding it (server/folders.py)
-        hole = analyzer.hole_at(snapshot, offset, workspace)
-        analysed = time.perf_counter()
-        if isinstance(hole, NoHole):
-            return Suggestion("", offset, offset, analyzer.name, settings.constraint, reason=hole.reason,
-                              timings={"analysis": analysed - began, "total": analysed - began})
-        prompt, shape = prompts.build(self.vocab, self.template, snapshot, hole, analyzer, settings, workspace)
-        prompted = time.perf_counter()
+        analysis, prompt, shape = plan.analysis, plan.prompt, plan.shape
+        assert prompt is not None and isinstance(analysis.hole, Hole)
+        hole, analyzer, snapshot = analysis.hole, analysis.analyzer, analysis.snapshot
         reused_before = stats_of(backend).reused_tokens
         executor = Executor(analyzer, decoder, self.grammars(settings.grammar_engine))
 
@@ -358,16 +422,17 @@ class CompletionService:
                                 avoid_start=avoid_start)
 
         execution = run()
-        search = _Search(execution, snapshot, hole, analyzer, settings, workspace)
+        search = _Search(execution, snapshot, hole, analyzer, settings, analysis.workspace)
         wanted = 1 if first_only else settings.candidates
         search.extend(run, wanted, deadline, cancel)
         found, dropped = search.ranked(wanted)
         done = time.perf_counter()
         base = Suggestion("", hole.cursor, hole.replace_end, analyzer.name, settings.constraint, hole=hole,
                           prompt_tokens=len(prompt.ids), reused_tokens=stats_of(backend).reused_tokens - reused_before,
-                          prompt_template=shape.template, suffix_tokens=shape.suffix_tokens)
-        timings = {"analysis": analysed - began, "prompt": prompted - analysed, "decode": done - prompted,
-                   "total": done - began}
+                          prompt_template=shape.template, suffix_tokens=shape.suffix_tokens,
+                          hole_digest=analysis.digest)
+        timings = {**plan.timings, **timings, **_phases(execution), "decode": done - began,
+                   "total": done - analysis.began}
         return self._suggestion(execution, search, wanted, found, dropped, settings, prompt, base, timings)
 
     @staticmethod
@@ -488,3 +553,12 @@ class _Search:
             else:
                 dropped.append({"text": candidate.text, "why": why})
         return (candidates.rank(shown) if wanted > 1 else shown), dropped
+
+
+def _phases(execution: Execution) -> dict[str, float]:
+    """Where a decode's time went, summed over its statements (``StatementTrace.seconds``)."""
+    phases = {"compile": 0.0, "prefill": 0.0, "model": 0.0, "mask": 0.0}
+    for statement in execution.statements:
+        for phase in phases:
+            phases[phase] += statement.seconds.get(phase, 0.0)
+    return phases

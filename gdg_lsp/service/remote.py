@@ -29,6 +29,7 @@ from gdg_lsp.documents import Snapshot
 from gdg_lsp.errors import GdgError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.service.local import CompletionService, Prepared, Suggestion
+from gdg_lsp.service.plan import Analysis, Plan, analyse, partial_plan
 from gdg_lsp.service.status import Status
 from gdg_lsp.settings import Settings, limits_of
 
@@ -170,35 +171,65 @@ class RemoteCompletionService:
 
     # -- requests ---------------------------------------------------------------------------
 
-    def complete(self, snapshot: Snapshot, offset: int, settings: Settings,
-                 cancel: threading.Event | None = None, measure_free_bits: bool = False) -> Suggestion:
+    def _current(self) -> CompletionService | None:
+        """The service that answers now: the engine's, else the local fallback's once loaded."""
+        return self._remote if self._remote is not None else self._local
+
+    def plan(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
+             analysis: Analysis | None = None, on_prompt: Any = None) -> Plan:
+        """The plan of whichever service answers now (the decode makes it again with another one's
+        tokenizer if the engine went or came back meanwhile); the analysis alone before either is
+        there. Never connects."""
+        service = self._current()
+        if service is None:
+            return partial_plan(analysis or analyse(snapshot, offset, self._workspace), settings)
+        return service.plan(snapshot, offset, settings, cancel, analysis, on_prompt)
+
+    def decode(self, plan: Plan, settings: Settings | None = None, cancel: Any = None,
+               measure_free_bits: bool = False, first_only: bool = False, deadline: float | None = None) -> Suggestion:
+        settings = settings or plan.settings
         with self._lock:
             if self._remote is None and time.monotonic() >= self._retry_at:
                 self._connect()
             if self._remote is not None:
                 try:
-                    return self._remote.complete(snapshot, offset, settings, cancel, measure_free_bits)
+                    return self._remote.decode(plan, settings, cancel, measure_free_bits, first_only, deadline)
                 except remote.RemoteUnavailableError as err:
                     self._mark_down(str(err))
-            return self._fallback(snapshot, offset, settings, cancel, measure_free_bits)
+            return self._fallback(plan, settings, cancel, measure_free_bits, first_only, deadline)
+
+    def complete(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None = None,
+                 measure_free_bits: bool = False, first_only: bool = False) -> Suggestion:
+        deadline = time.monotonic() + settings.timeout_ms / 1000
+        return self.decode(self.plan(snapshot, offset, settings, cancel), settings, cancel, measure_free_bits,
+                           first_only, deadline)
+
+    def more_candidates(self, suggestion: Suggestion, snapshot: Snapshot, settings: Settings,
+                        cancel: threading.Event | None = None) -> Suggestion:
+        service = self._current()
+        return service.more_candidates(suggestion, snapshot, settings, cancel) if service is not None else suggestion
+
+    def prefill(self, plan: Plan, cancel: Any = None) -> Prepared | None:
+        """Work ahead with whichever service answers now (the engine's: nothing, its prompt runs
+        there; the local fallback's: the KV cache). Never connects."""
+        service = self._current()
+        return service.prefill(plan, cancel) if service is not None else None
 
     def prepare(self, snapshot: Snapshot, offset: int, settings: Settings,
                 cancel: threading.Event | None = None) -> Prepared | None:
-        """Work ahead with whichever service answers now (the engine's: the grammar only, its
-        prompt runs there; the local fallback's: the grammar and the KV cache). Never connects."""
-        service = self._remote if self._remote is not None else self._local
-        return service.prepare(snapshot, offset, settings, cancel) if service is not None else None
+        return self.prefill(self.plan(snapshot, offset, settings, cancel), cancel)
 
-    def _fallback(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: threading.Event | None,
-                  measure_free_bits: bool) -> Suggestion:
+    def _fallback(self, plan: Plan, settings: Settings, cancel: Any, measure_free_bits: bool, first_only: bool,
+                  deadline: float | None) -> Suggestion:
         if self.settings.remote.fallback == "local":
             self._ensure_local()
             if self._local is not None:
-                return self._local.complete(snapshot, offset, settings, cancel, measure_free_bits)
+                return self._local.decode(plan, settings, cancel, measure_free_bits, first_only, deadline)
             reason = f"the remote engine is unavailable ({self._down}) and the local model failed: {self._local_error}"
         else:
             reason = f"the remote engine is unavailable ({self._down}); gdg.remote.fallback is none"
-        return Suggestion("", offset, offset, snapshot.language_id, settings.constraint, reason=reason,
+        offset = plan.analysis.offset
+        return Suggestion("", offset, offset, plan.snapshot.language_id, settings.constraint, reason=reason,
                           stop_reason="remote-unavailable")
 
 

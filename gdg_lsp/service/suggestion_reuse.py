@@ -17,11 +17,14 @@ Both are offered only under the conditions the suggestion was made under:
 - the document is the one the suggestion was shown in with exactly the
   accepted characters inserted at its start (``typed_through``), or the very
   same text and position (``repeated``): any other edit falls back to decoding;
-- the settings that shape a suggestion (model, constraint, budgets) are the same;
+- every setting that changes a suggestion (``settings.SUGGESTION``: the model, the
+  constraint, the budgets, the prompt's parts...) has the value it had;
 - Γ at the position now is the Γ the suggestion was decoded under, the whole
   environment and the hole's shape compared by ``hole_key`` (``confirm``), so a
   name that has since left Γ (a workspace schema changed, a module went) is
-  never served again; a changed Γ means a new decode.
+  never served again; a changed Γ means a new decode. The digests are made where the
+  hole is (an analysis thread, the plan of a decode), never on the event loop: at
+  2,130 bindings one costs 3.7 ms warm and 21 ms cold.
 
 What is kept is bounded (``BoundedCache``): the last suggestion shown per
 document, and a few recent answers by (document, text, position), weighed by the
@@ -38,7 +41,7 @@ from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding
 from gdg_lsp.languages.base import Hole
-from gdg_lsp.settings import Settings
+from gdg_lsp.settings import Settings, suggestion_key
 
 MAX_DOCUMENTS = 256
 """Documents whose last shown suggestion is kept."""
@@ -49,9 +52,8 @@ MAX_KEPT_CHARS = 32 * 1024 * 1024
 
 
 def settings_key(settings: Settings) -> tuple:
-    """The settings a suggestion depends on: another value means another suggestion."""
-    return (settings.model, settings.device, settings.engine, settings.backend, settings.constraint,
-            settings.max_tokens, settings.max_lines, settings.context_tokens)
+    """The settings a suggestion depends on: another value means another suggestion (``settings.SUGGESTION``)."""
+    return suggestion_key(settings)
 
 
 _BINDING_DIGESTS: BoundedCache[int, tuple[Binding, bytes]] = BoundedCache("reuse.binding-digests", 20_000)
@@ -83,6 +85,14 @@ def hole_key(hole: Hole) -> str:
         digest.update(b"\x00frame " + frame.kind.encode("utf-8", "surrogatepass") + b"\x00")
         digest.update(b"".join(_binding_digest(binding) for binding in frame))
     return digest.hexdigest()
+
+
+def digest_of(hole: Any) -> str | None:
+    """``hole_key`` of a hole, a digest made already (a string) as it is, None for anything else
+    (no hole there)."""
+    if isinstance(hole, str):
+        return hole
+    return hole_key(hole) if isinstance(hole, Hole) else None
 
 
 @dataclass(frozen=True)
@@ -160,13 +170,15 @@ class SuggestionReuse:
             "reuse.recent-answers", max_results, max_weight=MAX_KEPT_CHARS, weigh=lambda s: len(s.text))
         self.stats = ReuseStats()
 
-    def remember(self, snapshot: Snapshot, start: int, end: int, suggestion: str, settings: Settings, hole: Hole,
-                 info: Any = None, item_id: str = "", others: tuple[Item, ...] = ()) -> None:
-        """The editor was shown ``suggestion`` for ``[start, end)`` of ``snapshot`` (decoded at ``hole``),
-        by the id ``item_id``, and the alternatives ``others`` after it."""
+    def remember(self, snapshot: Snapshot, start: int, end: int, suggestion: str, settings: Settings,
+                 hole: Hole | str, info: Any = None, item_id: str = "", others: tuple[Item, ...] = ()) -> None:
+        """The editor was shown ``suggestion`` for ``[start, end)`` of ``snapshot`` (decoded at ``hole``,
+        or at the hole whose ``hole_key`` that string is), by the id ``item_id``, and the alternatives
+        ``others`` after it."""
         items = tuple(item for item in (Item(suggestion, end, item_id), *others) if item.text)
-        if items:
-            self._keep(Shown(snapshot.uri, snapshot.text, start, items, settings_key(settings), hole_key(hole), info))
+        digest = digest_of(hole)
+        if items and digest is not None:
+            self._keep(Shown(snapshot.uri, snapshot.text, start, items, settings_key(settings), digest, info))
 
     def add_alternatives(self, uri: str, first_id: str, items: list[Item], info: Any = None) -> Shown | None:
         """Alternatives decoded after the suggestion ``first_id`` was shown: ``items`` (that one
@@ -204,9 +216,9 @@ class SuggestionReuse:
         return None
 
     def confirm(self, reuse: Reuse, hole: Any) -> Shown | None:
-        """The answer, if ``hole`` (the analysis at the position now) has the Γ the suggestion
-        was decoded under; kept as the document's shown suggestion. None otherwise."""
-        if not isinstance(hole, Hole) or hole_key(hole) != reuse.hole:
+        """The answer, if ``hole`` (the analysis at the position now, or its ``hole_key``) has the Γ
+        the suggestion was decoded under; kept as the document's shown suggestion. None otherwise."""
+        if digest_of(hole) != reuse.hole:
             self.stats.gamma_changed += 1
             return None
         if reuse.kind == "typed-through":
