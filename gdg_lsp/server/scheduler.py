@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 MAX_THREADS = 8
 """Analysis threads at most (one is kept for interactive requests)."""
-INTERACTIVE = frozenset({"hover", "completion", "code action", "gdg/explain", "inline reuse"})
+INTERACTIVE = frozenset({"hover", "completion", "code action", "gdg/explain", "inline reuse", "inline plan"})
 """Kinds a user waits for; anything else (diagnostics) is background work."""
 
 

@@ -2,55 +2,81 @@
 
 Editors ask for ghost text after their own debounce, at the position the user just
 edited. Once a document has been quiet for ``gdg.workAheadDebounceMs`` after
-``didOpen``/``didChange``, the decode worker computes the hole, Γ and the prompt
-there, runs the prompt through the model into the KV cache the request will use
-(the document's slot) and compiles the first statement's grammar
-(``CompletionService.prepare``). The request that follows finds them ready: it
-prefills one token, compiles nothing, and only decodes. Nothing is decoded ahead,
-so what is suggested is what it would have been without (greedy).
+``didOpen``/``didChange``, the request's plan is made there (``server/plans.py``, on the
+document's analysis lane: the hole, Γ and their digest, the prompt, the first statement's
+grammar compiled), and its prompt is run through the model into the KV cache the request
+will use (the document's slot: ``CompletionService.prefill``, on the decode worker). The
+request that follows at that version and place takes the same plan, prefills one token,
+compiles nothing, and only decodes. Nothing is decoded ahead, so what is suggested is what
+it would have been without (greedy).
 
 - The next edit of the document cancels its timer and the work not yet started
-  (it was for a text that is gone; work that starts for a version the document has
+  (it was for a text that is gone; a prefill that starts for a version the document has
   left does nothing: the snapshot's version is checked on the worker). Work in
   flight goes on when the edit is on or after the line it works for: typing there
   leaves the prompt's prefix it is priming unchanged, and restarting would redo the
   analysis at every key; an edit above that line cancels it.
-- Every request cancels every work ahead (``DecodeWorker.submit``): it waits at
+- Every request cancels every work ahead's prefill (``DecodeWorker.begin``): it waits at
   most for the prefill chunk or grammar compile one is in, and a prefill stopped
-  between chunks keeps the chunks that ran, which the request then reuses.
-- ``didOpen`` says nothing about the cursor: the work is done at the document's
-  end when the whole document fits in the prompt (``OPEN_CHARS_PER_TOKEN``): that
-  prompt is the longest prefix, and a request anywhere shares it up to its cursor.
-  In a longer file the window at the end shares nothing with a request further up,
-  and priming it would only push out a prefix the document's KV cache held.
+  between chunks keeps the chunks that ran, which the request then reuses. A plan the
+  request shares goes on for it (``plans.Interest``).
+- ``didOpen`` says nothing about the cursor: every document is planned at its end when
+  it is opened, which makes the whole file's analysis (scopes, imports, member surfaces,
+  a schema: the part of a fresh file's first ask that does not depend on the position)
+  before anyone asks. Its prompt goes through the model only when the whole document fits
+  in the prompt (``OPEN_CHARS_PER_TOKEN``): that prompt is the longest prefix, and a
+  request anywhere shares it up to its cursor. In a longer file the window at the end
+  shares nothing with a request further up, and priming it would only push out a prefix
+  a slot held.
+- A document opened while the model loads gets its analysis then; once the model is
+  ready (``model_ready``), the documents worked on most recently (as many as the model has
+  slots) are planned again at their last place, with their prompts in the cache.
 - Nothing is done where the request will be answered from the suggestion shown (the
   user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
   an analysis beside it would only compete for the CPU.
-- Nothing is done while the model loads (the request waits for the load within
-  its budget) or when ``gdg.inline`` or ``gdg.workAhead`` is off.
+- Nothing is done when ``gdg.inline`` or ``gdg.workAhead`` is off.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import Future
+from dataclasses import dataclass
+
+from gdg_lsp.server.plans import AHEAD_KIND
+from gdg_lsp.server.worker import Job
 
 log = logging.getLogger(__name__)
 
 
 OPEN_CHARS_PER_TOKEN = 2
-"""A document opened is worked ahead on when its characters are at most this many times
+"""A document opened gets its prompt prefilled when its characters are at most this many times
 ``gdg.contextTokens`` (code runs 3–4 characters a token; the prompt keeps room for the text
-after the cursor and the language's context)."""
+after the cursor and the language's context); any document gets its plan."""
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a document was last worked ahead for (``model_ready`` starts again from there)."""
+
+    offset: int
+    prefill: bool
+    at: float
+
+
+def register(server) -> None:
+    server.session.work_ahead_places = {}  # uri -> _Place
 
 
 def opened(ls, uri: str, text: str) -> None:
-    """The document was opened (no cursor known): work ahead at its end if it fits the prompt."""
-    if len(text) <= ls.session.settings_for(uri).context_tokens * OPEN_CHARS_PER_TOKEN:
-        schedule(ls, uri, len(text))
+    """The document was opened (no cursor known): its plan at its end, its prompt prefilled when it
+    fits the prompt."""
+    fits = len(text) <= ls.session.settings_for(uri).context_tokens * OPEN_CHARS_PER_TOKEN
+    schedule(ls, uri, len(text), prefill=fits)
 
 
-def schedule(ls, uri: str, offset: int, edit_start: int | None = None) -> None:
+def schedule(ls, uri: str, offset: int, edit_start: int | None = None, prefill: bool = True) -> None:
     """The document ``uri`` was edited from ``edit_start`` to ``offset`` (code points, in its new
     text; None: anywhere): forget the work ahead for its old text and start the debounce for
     the new one."""
@@ -60,11 +86,28 @@ def schedule(ls, uri: str, offset: int, edit_start: int | None = None) -> None:
     working_at = session.work_ahead_line_starts.get(uri)
     if edit_start is None or working_at is None or edit_start < working_at:
         session.worker.cancel_ahead(uri)  # the prefix it primes changed
+    session.work_ahead_places[uri] = _Place(offset, prefill, time.monotonic())
     settings = session.settings_for(uri)
     if not settings.work_ahead or not settings.inline or session.loop is None:
         return
     session.work_ahead_timers[uri] = session.loop.call_later(
-        settings.work_ahead_debounce_ms / 1000, start, ls, uri, offset)
+        settings.work_ahead_debounce_ms / 1000, start, ls, uri, offset, prefill)
+
+
+def model_ready(ls) -> None:
+    """The model was loaded: work ahead again for the documents worked on most recently, at their
+    last place (before, they got their analysis only)."""
+    session = ls.session
+    service = session.worker.service
+    if service is None:
+        return
+    places = session.work_ahead_places
+    recent = sorted((uri for uri in places if session.documents.find(uri) is not None),
+                    key=lambda uri: places[uri].at, reverse=True)[: max(1, service.concurrency)]
+    for uri in reversed(recent):  # the most recent last: its prefill is queued last, its slot kept
+        settings = session.settings_for(uri)
+        if settings.work_ahead and settings.inline and uri not in session.work_ahead_timers:
+            start(ls, uri, places[uri].offset, places[uri].prefill)
 
 
 def forget(ls, uri: str) -> None:
@@ -72,32 +115,48 @@ def forget(ls, uri: str) -> None:
     if (handle := ls.session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
     ls.session.work_ahead_line_starts.pop(uri, None)
+    ls.session.work_ahead_places.pop(uri, None)
     ls.session.worker.cancel_ahead(uri)
+    ls.session.plans.forget(uri)
 
 
-def start(ls, uri: str, offset: int) -> Future | None:
-    """Hand the work ahead at ``offset`` of the document's current text to the decode worker."""
+def start(ls, uri: str, offset: int, prefill: bool = True) -> Job | None:
+    """The plan at ``offset`` of the document's current text on its analysis lane, then (``prefill``,
+    the model loaded) its prompt through the model on the decode worker."""
     session = ls.session
     session.work_ahead_timers.pop(uri, None)
     doc = session.documents.find(uri)
-    if doc is None or session.worker.service is None or doc.too_large:
+    if doc is None or doc.too_large:
         return None  # (a document too large to analyse has no hole to prepare)
     snapshot = doc.snapshot()
     settings = session.settings_for(uri)
     offset = min(offset, snapshot.length)
     if session.reuse.candidate(snapshot, offset, settings) is not None:
         return None  # the user is typing the suggestion shown: the request is answered from it
-
-    def prepare(service, cancel):
-        if session.documents.find(uri) is not doc or doc.version != snapshot.version:
-            return None  # edited meanwhile: this text is gone
-        return service.prepare(snapshot, offset, settings, cancel)
-
-    job = session.worker.submit(uri, prepare, ahead=True)
+    worker = session.worker
+    job = worker.begin(uri, ahead=True)
+    entry = session.plans.plan(snapshot, offset, settings, job.cancel, kind=AHEAD_KIND)
     line_start = snapshot.text.rfind("\n", 0, offset) + 1
     session.work_ahead_line_starts[uri] = line_start
-    job.future.add_done_callback(lambda done: session.call_soon(_ended, session, uri, line_start, done))
-    return job.future
+
+    def prime(service, cancel):
+        if session.documents.find(uri) is not doc or doc.version != snapshot.version:
+            return None  # edited meanwhile: this text is gone
+        return service.prefill(plan, cancel)
+
+    def planned(ready: Future) -> None:  # on the lane's thread (or here, when the plan was made already)
+        nonlocal plan
+        plan = None if ready.cancelled() or ready.exception() is not None else ready.result()
+        if not prefill or plan is None or not plan.ready or job.cancel.is_set() or worker.service is None:
+            worker.drop(job)  # the analysis (and the grammar) are what it could make ready
+            session.call_soon(_ended, session, uri, line_start, ready)
+            return
+        worker.run(job, prime).add_done_callback(lambda done: session.call_soon(_ended, session, uri, line_start,
+                                                                                done))
+
+    plan = None
+    entry.ready.add_done_callback(planned)
+    return job
 
 
 def _ended(session, uri: str, line_start: int, future: Future) -> None:

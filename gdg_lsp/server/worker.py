@@ -6,6 +6,12 @@ hover, completion and edits). Per document, the newest request wins: a new
 request sets the cancel event of the one before it, which then stops before
 its next token (or never starts); it starts once that one has ended.
 
+A job has two stages. It begins (``begin``) when the request arrives: the older ones it
+supersedes are cancelled then, and its cancel event is made, which its plan (stage one, on
+the document's analysis lane: ``server/plans.py``) and its decode (stage two, here: ``run``)
+both check. Only stage two takes a decode thread and a model slot; a job whose plan found
+nothing to decode ends without it (``drop``).
+
 Requests of different documents decode one at a time, or up to ``gdg.batchSize``
 at once when the service batches them (a pool of sequence slots over one model): then their
 model steps are shared. A model load runs alone.
@@ -36,7 +42,7 @@ from gdg_lsp.errors import GdgError, ModelUnavailableError
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.latency import summary_ms
 from gdg_lsp.service import ModelResolver, Service, Status, build, local_model, rebatch
-from gdg_lsp.settings import Settings
+from gdg_lsp.settings import Settings, model_key
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,12 +86,15 @@ class Job:
     key: str
     cancel: CancelEvent = field(default_factory=CancelEvent)
     future: Future | None = None
+    """Its decode stage's (``run``); None until then."""
     done: threading.Event = field(default_factory=threading.Event)
-    """Set when the job has ended (run, skipped or cancelled in the queue)."""
+    """Set when the job has ended (run, skipped, cancelled in the queue, or dropped after its plan)."""
     started: threading.Event = field(default_factory=threading.Event)
     """Set when the job has the model (it is past the wait for a load and for its turn)."""
     ahead: bool = False
     """Work ahead of a request (``server/work_ahead.py``): any request cancels it."""
+    previous: Job | None = field(default=None, repr=False)
+    """The document's job before it: its decode stage waits for that one to end."""
 
 
 @dataclass
@@ -106,12 +115,15 @@ class WorkerStats:
     """Work-ahead jobs cancelled (by an edit or a request) before they started."""
     ahead_cancelled: int = 0
     """Work-ahead jobs cancelled while running (they stop at the next prefill chunk)."""
+    planned_only: int = 0
+    """Jobs that ended after their plan, without the model (no hole there, nothing to prefill)."""
 
     def payload(self, running: int, max_running: int) -> dict[str, Any]:
         latency = summary_ms(self.cancel_latency)
         return {"running": running, "maxRunning": max_running, "decodes": self.decodes, "skipped": self.skipped,
                 "cancelledRunning": self.cancelled_running, "maxTokensAfterCancel": self.max_tokens_after_cancel,
                 "cancelLatencyMs": {"p50": latency["p50"], "p95": latency["p95"], "max": latency["max"]},
+                "plannedOnly": self.planned_only,
                 "workAhead": {"runs": self.ahead_runs, "skipped": self.ahead_skipped,
                               "cancelled": self.ahead_cancelled}}
 
@@ -222,13 +234,15 @@ class DecodeWorker:
         self._ahead: dict[str, Job] = {}  # each document's latest work ahead not yet ended
         self._ahead_all: set[Job] = set()  # every work ahead not yet ended (a running one may have a successor)
         self._lock = threading.Lock()
-        self._loaded_for: tuple[str, str, int, str] | None = None
+        self._loaded_for: tuple | None = None
         self.resolve_model: ModelResolver = local_model
         self.service: Service | None = None
         self.state = WorkerState("idle")
         self.running = 0  # decodes in progress (at most the service's concurrency, one per document)
         self.max_running = 0
         self.stats = WorkerStats()
+        self.on_loaded: list[Callable[[], None]] = []
+        """Called on the worker's thread each time a model was loaded (work ahead for the open documents)."""
 
     def _set_state(self, state: WorkerState) -> None:
         self.state = state
@@ -244,7 +258,7 @@ class DecodeWorker:
         return self._pool.submit(self._load, settings, workspace, exclusive=True)
 
     def _load(self, settings: Settings, workspace: WorkspaceContext) -> None:
-        key = (settings.model, settings.device, settings.threads, settings.engine, settings.backend, settings.remote)
+        key = model_key(settings)
         if self._loaded_for == key and self.service is not None:
             self.service.workspace = workspace
             return
@@ -275,6 +289,11 @@ class DecodeWorker:
         if settings.backend != "remote":  # a remote service reports its own state (engine or fallback)
             self._set_state(WorkerState("ready", f"{service.model} ready on {service.device}", service.model,
                                         service.device, time.perf_counter() - began))
+        for listener in list(self.on_loaded):
+            try:
+                listener()
+            except Exception:  # a listener must never break the worker
+                log.exception("model-loaded listener failed")
 
     def rebatch(self, settings: Settings) -> Future:
         """Apply ``gdg.batchSize`` to the loaded model (alone, like a load: no decode runs meanwhile)."""
@@ -302,14 +321,16 @@ class DecodeWorker:
         # batched: model forwards (a cancelled request's own steps are fewer)
         return self.service.model_steps() if self.service is not None else 0
 
-    def submit(self, key: str, fn: Callable[[Any, threading.Event], T], ahead: bool = False) -> Job:
-        """Run ``fn(service, cancel)`` for ``key`` (a document), superseding the previous one.
+    def begin(self, key: str, ahead: bool = False) -> Job:
+        """A job for ``key`` (a document), superseding the previous one: its cancel event, which both
+        its stages check. Every job begun is ended by ``run`` or ``drop``.
 
         ``ahead``: work ahead of a request (``server/work_ahead.py``). It supersedes only the
-        document's previous work ahead, and only if that one has not started (a running one, or
-        a request running for the document, finishes first). Every request cancels every work
-        ahead, of its own document and of the others: a request never waits for more than the
-        prefill chunk or grammar compile one is in."""
+        document's previous work ahead, and only if that one has not started its prefill (a
+        running one, or a request running for the document, finishes first). Every request
+        cancels every work ahead, of its own document and of the others: a request never waits
+        for more than the prefill chunk or grammar compile one is in (a plan it shares with a
+        work ahead goes on for it: ``plans.Interest``)."""
         job = Job(key, CancelEvent(self._model_steps), ahead=ahead)
         with self._lock:
             previous = self._latest.get(key)
@@ -324,6 +345,13 @@ class DecodeWorker:
                 self._ahead[key] = job
                 self._ahead_all.add(job)
             self._latest[key] = job
+        job.previous = previous
+        return job
+
+    def run(self, job: Job, fn: Callable[[Any, threading.Event], T]) -> Future:
+        """Stage two of ``job``: ``fn(service, cancel)`` on a decode thread, after the document's
+        previous job has ended and once the model is loaded. Any thread may call it."""
+        previous, ahead = job.previous, job.ahead
 
         def run() -> T | None:
             if previous is not None:
@@ -362,6 +390,27 @@ class DecodeWorker:
         job.future.add_done_callback(lambda _: job.done.set())
         if ahead:  # also when it never ran (dropped from a full queue, the worker shut down)
             job.future.add_done_callback(lambda _: self._forget_locked(job))
+        job.previous = None  # (a chain of jobs is not kept alive through it)
+        return job.future
+
+    def drop(self, job: Job) -> None:
+        """``job`` ends after its plan, without the model (nothing to decode, superseded, failed)."""
+        with self._lock:
+            if job.ahead and job.cancel.is_set():
+                self.stats.ahead_skipped += 1
+            elif job.cancel.is_set() and not job.ahead:
+                self.stats.skipped += 1
+            else:
+                self.stats.planned_only += 1
+            self._forget(job)
+        job.previous = None
+        job.done.set()
+
+    def submit(self, key: str, fn: Callable[[Any, threading.Event], T], ahead: bool = False) -> Job:
+        """``begin`` then ``run``: a job whose every stage runs on the decode thread (explain, the
+        alternatives of a suggestion shown)."""
+        job = self.begin(key, ahead)
+        self.run(job, fn)
         return job
 
     def _forget_locked(self, job: Job) -> None:

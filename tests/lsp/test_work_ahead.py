@@ -127,13 +127,13 @@ async def test_a_second_edit_cancels_the_pending_work_ahead(tiny_vocab):
     async with _opened(tiny_vocab, {"workAheadDebounceMs": 400}) as (server, session, worker):
         prepared: list[int] = []
         service = worker.service
-        real_prepare = service.prepare
+        real_plan = service.plan
 
-        def prepare(snapshot, offset, settings, cancel=None):
+        def plan(snapshot, *args, **kwargs):
             prepared.append(snapshot.version)
-            return real_prepare(snapshot, offset, settings, cancel)
+            return real_plan(snapshot, *args, **kwargs)
 
-        service.prepare = prepare
+        service.plan = plan
         _open_line(server, 2)
         await server.settle(0.05)  # well inside the debounce
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
@@ -209,15 +209,15 @@ async def test_no_work_ahead_while_the_user_types_the_suggestion_shown():
 
     async with _showing_a_suggestion() as (server, session, shown, _):
         await _quiet(session)
-        runs = session.worker.stats.ahead_runs
+        planned = session.plans.made
         _type(server, 2, LINE, CHARACTER, shown[0])
         await server.settle(0.3)
         await _quiet(session)
-        assert session.worker.stats.ahead_runs == runs
+        assert session.plans.made == planned
         _type(server, 3, 0, 0, "#")  # not the suggestion
         await server.settle(0.3)
         await _quiet(session)
-        assert session.worker.stats.ahead_runs == runs + 1
+        assert session.plans.made == planned + 1
 
 
 async def test_an_opened_document_is_worked_ahead_at_its_end_only_when_it_fits_the_prompt(tiny_vocab):
