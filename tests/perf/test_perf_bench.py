@@ -196,16 +196,23 @@ def test_editor_replay_over_stdio(report):
     assert 0 < e["repeated_ask"]["p50_ms"] <= e["repeated_ask"]["p95_ms"]
     assert e["start_to_first_answer_s"] > 0 and e["start_asks"] >= 1
     assert 0 <= e["answered_share"] <= 1 and e["decodes_per_ask"] >= 0
-    assert set(e["targets"]) == set(editor.TARGETS)
-    assert all(t["met"] == (t["value"] is not None and t["value"] <= t["limit"]) for t in e["targets"].values())
+    assert set(e["targets"]) == set(editor.TARGETS) | {"fresh_first_asks_answered_share"}
+    assert all(t["met"] == (t["value"] is not None and t["value"] <= t["limit"])
+               for name, t in e["targets"].items() if name in editor.TARGETS)
+    share = e["targets"]["fresh_first_asks_answered_share"]
+    assert share["met"] == (share["value"] >= editor.MIN_ANSWERED) and 0 <= e["first_ask_answered_share"] <= 1
     assert e["server_exit_code"] == 0
     assert e["heap"]["frozenObjects"] > 0 and e["heap"]["longestPauseMs"][2] >= 0  # the server settled its heap
     assert "### editor: typing replayed over stdio" in perf.render(report)
-    ahead = e["work_ahead"]  # gdg.workAhead on and off, one new line each in the quick form
-    for arm in ("on", "off"):
-        assert ahead[arm]["n"] == 1 and ahead[arm]["p50_ms"] > 0 and ahead[arm]["prefilled_tokens_p50"] >= 0
-        server = ahead[arm]["server_p50_ms"]  # where the request's time went, by the server's account
-        assert set(server) == set(editor.SERVER_PHASES) and all(v >= 0 for v in server.values())
-        assert sum(server.values()) <= ahead[arm]["p50_ms"] and ahead[arm]["decoded_tokens_p50"] >= 0
-    assert ahead["p50_ratio_on_off"] == pytest.approx(ahead["on"]["p50_ms"] / ahead["off"]["p50_ms"], rel=0.01)
-    assert "gdg.workAhead on and off" in perf.render(report)
+    for key, arms in (("work_ahead", ("on", "off")), ("gamma_change", ("scope", "none"))):
+        ahead = e[key]  # one new line per arm in the quick form
+        for arm in arms:
+            assert ahead[arm]["n"] == 1 and ahead[arm]["p50_ms"] > 0 and ahead[arm]["prefilled_tokens_p50"] >= 0
+            server = ahead[arm]["server_p50_ms"]  # where the request's time went, by the server's account
+            assert set(server) == set(editor.SERVER_PHASES) and all(v >= 0 for v in server.values())
+            assert sum(server.values()) <= ahead[arm]["p50_ms"] and ahead[arm]["decoded_tokens_p50"] >= 0
+            assert set(ahead[arm]["decode_p50_ms"]) == set(editor.DECODE_PHASES)
+            assert 0 <= ahead[arm]["planned_ahead_share"] <= 1
+        assert ahead["p50_ratio"] == pytest.approx(ahead[arms[0]]["p50_ms"] / ahead[arms[1]]["p50_ms"], rel=0.01)
+    assert e["work_ahead"]["p50_ratio_on_off"] == e["work_ahead"]["p50_ratio"]
+    assert "gdg.workAhead on and off" in perf.render(report) and "gdg.constraint scope and none" in perf.render(report)
