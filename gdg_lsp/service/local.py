@@ -264,13 +264,15 @@ class CompletionService:
     # -- stage one: the plan (no model) ---------------------------------------------------------
 
     def plan(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None,
-             analysis: Analysis | None = None, on_prompt: Callable[[Plan], None] | None = None) -> Plan:
+             analysis: Analysis | None = None, on_prompt: Callable[[Plan], None] | None = None,
+             compile_grammar: bool = True) -> Plan:
         """The plan at ``offset`` (see ``Plan``), from ``analysis`` when it was made already. It
         leases no model slot: any thread may run it, and the server runs it on the document's
         analysis lane. ``on_prompt`` hears the plan once its prompt is made, before the grammar
         compile: a decode started then prefills while the grammar compiles (its π waits for
         this compile, ``GrammarEngine.get``). Stops before the prompt and before the compile
-        once ``cancel`` is set (``reason`` "cancelled")."""
+        once ``cancel`` is set (``reason`` "cancelled"). ``compile_grammar`` False: the decode that
+        follows on this thread compiles it while its prompt is prefilled (``complete``)."""
         if analysis is None:
             analysis = analyse(snapshot, offset, self.workspace)
         plan = Plan(analysis, settings, timings={"analysis": analysis.seconds}, made_by=self)
@@ -288,7 +290,7 @@ class CompletionService:
         plan.timings["prompt"] = compiling - began
         if on_prompt is not None:
             on_prompt(plan)
-        if cancel is None or not cancel.is_set():
+        if compile_grammar and (cancel is None or not cancel.is_set()):
             executor = Executor(analysis.analyzer, None, self.grammars(settings.grammar_engine))
             plan.rung = executor.first_choice(hole, plan.prompt, settings.constraint)
             plan.timings["grammar"] = time.perf_counter() - compiling
@@ -365,8 +367,8 @@ class CompletionService:
         """``plan`` then ``decode`` at ``offset``, within ``gdg.timeoutMs`` from this call (the CLI,
         explain and the benchmarks; the server runs the two stages on their own threads)."""
         deadline = time.monotonic() + settings.timeout_ms / 1000
-        return self.decode(self.plan(snapshot, offset, settings, cancel), settings, cancel, measure_free_bits,
-                           first_only, deadline)
+        plan = self.plan(snapshot, offset, settings, cancel, compile_grammar=False)
+        return self.decode(plan, settings, cancel, measure_free_bits, first_only, deadline)
 
     def prepare(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any = None) -> Prepared:
         """``plan`` then ``prefill`` at ``offset``: work ahead of a request there."""
