@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Future
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,10 +113,12 @@ class Plans:
         """Plans a job found made, or being made, for its key instead of making its own."""
 
     def plan(self, snapshot: Snapshot, offset: int, settings: Settings, cancel: Any,
-             analysis: Analysis | None = None, speculative: bool = False, kind: str = KIND) -> PlanEntry:
+             analysis: Analysis | None = None, speculative: bool = False, kind: str = KIND,
+             on_start: Callable[[], None] | None = None) -> PlanEntry:
         """The document's plan at ``offset`` of ``snapshot`` under ``settings``: the one made or being
         made for that key, or a new one on the document's analysis lane (from ``analysis`` when
-        the position was analysed already). ``cancel``: the asking job's token."""
+        the position was analysed already). ``cancel``: the asking job's token; ``on_start``: called
+        when the plan begins on the lane (at once when it had)."""
         key = suggestion_key(settings)
         entry = self._latest.get(snapshot.uri)
         if entry is not None and entry.matches(snapshot, offset, key) and entry.usable and (
@@ -125,6 +128,8 @@ class Plans:
             if not partial or self._session.worker.service is None:
                 entry.interest.add(cancel)
                 self.shared += 1
+                if on_start is not None:
+                    on_start()
                 return entry
             analysis = analysis or made.analysis  # made while the model loaded: its prompt and grammar now
         entry = PlanEntry(snapshot.uri, None if speculative else snapshot.version, snapshot.text if speculative else None,
@@ -133,13 +138,15 @@ class Plans:
         self._latest[snapshot.uri] = entry
         self.made += 1
         entry.done = self._session.scheduler.submit(snapshot.uri, kind, lambda: self._make(entry, snapshot, settings,
-                                                                                             analysis))
+                                                                                             analysis, on_start))
         entry.done.add_done_callback(lambda done: _settle(entry, done))
         return entry
 
-    def _make(self, entry: PlanEntry, snapshot: Snapshot, settings: Settings,
-              analysis: Analysis | None) -> Plan | None:
+    def _make(self, entry: PlanEntry, snapshot: Snapshot, settings: Settings, analysis: Analysis | None,
+              on_start: Callable[[], None] | None) -> Plan | None:
         entry.started = True
+        if on_start is not None:
+            on_start()
         if entry.interest.is_set():  # every job that wanted it was cancelled while it waited
             _resolve(entry.ready, None)
             return None

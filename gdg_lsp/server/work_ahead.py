@@ -11,11 +11,11 @@ compiles nothing, and only decodes. Nothing is decoded ahead, so what is suggest
 it would have been without (greedy).
 
 - The next edit of the document cancels its timer and the work not yet started
-  (it was for a text that is gone; a prefill that starts for a version the document has
-  left does nothing: the snapshot's version is checked on the worker). Work in
-  flight goes on when the edit is on or after the line it works for: typing there
-  leaves the prompt's prefix it is priming unchanged, and restarting would redo the
-  analysis at every key; an edit above that line cancels it.
+  (it was for a text that is gone). Work in flight (its plan begun) goes on, through
+  its prefill, when the edit is on or after the line it works for: typing there leaves
+  the prompt's prefix it is priming unchanged, and restarting would redo the analysis
+  at every key (keys 60–100 ms apart would never let a plan and a prefill finish); an
+  edit above that line cancels it.
 - Every request cancels every work ahead's prefill (``DecodeWorker.begin``): it waits at
   most for the prefill chunk or grammar compile one is in, and a prefill stopped
   between chunks keeps the chunks that ran, which the request then reuses. A plan the
@@ -135,13 +135,15 @@ def start(ls, uri: str, offset: int, prefill: bool = True) -> Job | None:
         return None  # the user is typing the suggestion shown: the request is answered from it
     worker = session.worker
     job = worker.begin(uri, ahead=True)
-    entry = session.plans.plan(snapshot, offset, settings, job.cancel, kind=AHEAD_KIND)
+    entry = session.plans.plan(snapshot, offset, settings, job.cancel, kind=AHEAD_KIND, on_start=job.planning.set)
     line_start = snapshot.text.rfind("\n", 0, offset) + 1
     session.work_ahead_line_starts[uri] = line_start
 
     def prime(service, cancel):
-        if session.documents.find(uri) is not doc or doc.version != snapshot.version:
-            return None  # edited meanwhile: this text is gone
+        # edited meanwhile: keys on the line (or below) leave the prefix it primes as it is, an
+        # edit above cancels it (``schedule``); a closed document's is gone
+        if session.documents.find(uri) is not doc:
+            return None
         return service.prefill(plan, cancel)
 
     def planned(ready: Future) -> None:  # on the lane's thread (or here, when the plan was made already)

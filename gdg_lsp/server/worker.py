@@ -91,6 +91,8 @@ class Job:
     """Set when the job has ended (run, skipped, cancelled in the queue, or dropped after its plan)."""
     started: threading.Event = field(default_factory=threading.Event)
     """Set when the job has the model (it is past the wait for a load and for its turn)."""
+    planning: threading.Event = field(default_factory=threading.Event)
+    """Set when its plan has begun on the analysis lane (a work ahead running from then on)."""
     ahead: bool = False
     """Work ahead of a request (``server/work_ahead.py``): any request cancels it."""
     previous: Job | None = field(default=None, repr=False)
@@ -334,9 +336,10 @@ class DecodeWorker:
         job = Job(key, CancelEvent(self._model_steps), ahead=ahead)
         with self._lock:
             previous = self._latest.get(key)
-            # a running work ahead goes on (the next edit's text shares the prefix it primes,
-            # ``work_ahead.schedule`` cancels it when it does not); a waiting one is superseded
-            if previous is not None and (not ahead or (previous.ahead and not previous.started.is_set())):
+            # a running work ahead (its plan begun) goes on: the next edit's text shares the prefix
+            # it primes (``work_ahead.schedule`` cancels it when it does not); a waiting one is superseded
+            running = previous is not None and (previous.started.is_set() or previous.planning.is_set())
+            if previous is not None and (not ahead or (previous.ahead and not running)):
                 previous.cancel.set()
             if not ahead:
                 for other in self._ahead_all:
