@@ -160,7 +160,7 @@ class StateFile:
     def ignored_because(self, why: str) -> str:
         return f"{self.path} is ignored: {why}"
 
-    def read_bytes(self) -> bytes | None:
+    def read_body(self) -> bytes | None:
         """The file's bytes, or None (``problem`` says why, unless there is no file)."""
         self.problem = None
         body, why = read_private_file(self.folder, self.NAME, self.MAX_BYTES)
@@ -168,5 +168,5 @@ class StateFile:
             self.problem = self.ignored_because(why)
         return body
 
-    def write_bytes(self, body: bytes) -> Path:
+    def write_body(self, body: bytes) -> Path:
         return write_private_file(self.folder, self.NAME, body)

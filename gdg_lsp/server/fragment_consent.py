@@ -62,7 +62,7 @@ class ConsentMemory(StateFile):
 
     def answers(self) -> dict[str, str]:
         """Real folder path -> ``load`` | ``never``; empty when nothing trustworthy is remembered."""
-        body = self.read_bytes()
+        body = self.read_body()
         if body is None:
             return {}
         try:
@@ -87,7 +87,7 @@ class ConsentMemory(StateFile):
         answers.pop(key(folder), None)
         answers[key(folder)] = answer  # last: the newest answer is forgotten last
         kept = dict(list(answers.items())[-MAX_FOLDERS:])
-        self.write_bytes(json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8"))
+        self.write_body(json.dumps({"format": 1, "folders": kept}, indent=1).encode("utf-8"))
 
 
 class FolderConsent:

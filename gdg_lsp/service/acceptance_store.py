@@ -44,7 +44,7 @@ class AcceptanceStore(StateFile):
 
     def read(self) -> Table:
         """What the file holds; an empty table when there is none or it is not believed (``problem``)."""
-        body = self.read_bytes()
+        body = self.read_body()
         if body is None:
             return Table()
         try:
@@ -62,7 +62,7 @@ class AcceptanceStore(StateFile):
                 remove_entry(self.path)  # a link or a folder planted there is taken away, never followed
             rows = sorted(table.rows.items(), key=lambda row: -row[1].get("shown", 0))[:MAX_ROWS]
             kept = Table(dict(rows))
-            self.write_bytes(_body(kept))
+            self.write_body(_body(kept))
             return kept
 
     @contextlib.contextmanager

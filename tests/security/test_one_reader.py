@@ -74,6 +74,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("gdg_lsp/languages/tilelang/api.py", "versions", ".iterdir"): "gdg_lsp.grammars/tilelang/api: packaged data",
     ("gdg_lsp/languages/tilelang/api.py", "load", ".read_text"): "gdg_lsp.grammars/tilelang/api: packaged data",
     # -- the server's own state
+    ("gdg_lsp/service/acceptance_store.py", "AcceptanceStore._locked", "os.open"):
+        "the lock file of the server's own private state folder (O_NOFOLLOW, never read)",
+    ("gdg_lsp/server/transport.py", "_silence", "os.open"):
+        "the null device, opened for writing when the client closed the pipe (no file is read)",
+    ("gdg_lsp/languages/jq/analyzer.py", "input_choices", "os.scandir"):
+        "the names of the .json files beside the document, inside the boundary (links skipped, none read)",
     ("gdg_lsp/private_folder.py", "write_private_file", "os.open"):
         "writes a file of the server's private state folder (O_NOFOLLOW, 0600), reads nothing",
     # -- not a file
