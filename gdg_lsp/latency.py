@@ -7,7 +7,10 @@ from collections.abc import Iterable
 
 def percentile(values: Iterable[float], q: float, empty: float = 0.0) -> float:
     """The observed value at quantile ``q`` (nearest rank; never an interpolation
-    between two observations), or ``empty`` when there are none."""
+    between two observations), or ``empty`` when there are none. ``q`` is a fraction: a
+    percent (``50``) would silently answer the maximum, so it is refused."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"percentile: q is a fraction between 0 and 1, got {q!r}")
     ordered = sorted(values)
     if not ordered:
         return empty
