@@ -12,6 +12,7 @@ is one pass over the file, whatever their number.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,12 +62,14 @@ class Script:
 
 
 def nearest(start: Path, names: tuple[str, ...], boundary: Boundary) -> Path | None:
-    """The first of ``names`` found in ``start`` or a parent folder inside the boundary."""
+    """The first of ``names`` found in ``start`` or a parent folder inside the boundary. Whatever
+    stands under the name (a FIFO too) is the one the runner would use: it is returned so that the
+    read refuses it and says why, rather than a farther file being taken in silence."""
     current = start if start.is_dir() else start.parent
     while boundary.allows(current):
         for name in names:
             candidate = current / name
-            if candidate.is_file() and boundary.allows(candidate):
+            if os.path.lexists(candidate) and not candidate.is_dir() and boundary.allows(candidate):
                 return candidate
         if current.parent == current:
             break
