@@ -261,6 +261,9 @@ class Decoder:
                 stop = STOP_TIMEOUT
                 break
             mask_began = time.perf_counter()
+            # half-precision logits (an fp16 output layer) are read once as float32: torch's CPU
+            # argmax over 151,936 of them took 1.7 ms a step against 0.4 ms in float32
+            logits = logits.float()
             no_blank = not spec.region_may_start_blank and not region
             avoid = avoid_bytes if avoid_bytes and not bytes(produced[heal_bytes:]).strip(b" \t") else b""
             if pending:
@@ -288,7 +291,7 @@ class Decoder:
                     stop = STOP_DEAD_END
                     break
             ids.append(token)
-            logprob += float(torch.log_softmax(logits.float(), dim=-1)[token])
+            logprob += float(torch.log_softmax(logits, dim=-1)[token])
             produced += piece
             if len(produced) > heal_bytes:
                 token_ends.append(len(produced) - heal_bytes)
@@ -363,8 +366,8 @@ class Decoder:
         return rows[0]
 
     def _pick(self, scores: torch.Tensor) -> int:
-        if self._generator is None:
-            return int(torch.argmax(scores))
+        if self._generator is None:  # numpy's argmax (the first maximum, as torch's): 0.01 ms over 151,936
+            return int(np.argmax(scores.numpy()))  # float32 scores where torch's took 0.2 ms
         probs = torch.softmax(scores / self._temperature, dim=-1)
         return int(torch.multinomial(probs, 1, generator=self._generator))
 
@@ -389,7 +392,12 @@ class Decoder:
         if avoid is not None:
             blocked = blocked | avoid
         if model_first and matcher is not None:
-            guess = self._pick(logits.masked_fill(blocked, -math.inf))
+            if self._generator is None:  # greedy: the best token, unless it is blocked (rare: no copy of the logits)
+                guess = self._pick(logits)
+                if blocked[guess]:
+                    guess = self._pick(logits.masked_fill(blocked, -math.inf))
+            else:
+                guess = self._pick(logits.masked_fill(blocked, -math.inf))
             if matcher.allows(guess):  # the loop accepts the token it is given
                 self.model_first_hits += 1
                 return guess, None
