@@ -177,7 +177,10 @@ def _resolve(future: Future, value: Any) -> None:
 
 
 def _settle(entry: PlanEntry, done: Future) -> None:
-    """The lane's job ended: whoever waits for ``ready`` hears of it even if it never got that far."""
+    """The lane's job ended: whoever waits for ``ready`` hears of it even if it never got that far.
+    A plan superseded on the lane by a newer one of its kind while it runs goes on (its jobs
+    may still want it: a work ahead whose plan has begun is running) and says itself when its
+    prompt is there; one superseded before it began never runs."""
     if entry.ready.done():
         return
     if done.cancelled():
@@ -187,5 +190,5 @@ def _settle(entry: PlanEntry, done: Future) -> None:
     if err is not None:
         log.warning("planning the inline request failed: %s", err)
         entry.ready.set_exception(err)
-    elif done.result() is SUPERSEDED:
+    elif done.result() is SUPERSEDED and not entry.started:
         entry.ready.cancel()

@@ -67,6 +67,7 @@ class _Place:
 
 def register(server) -> None:
     server.session.work_ahead_places = {}  # uri -> _Place
+    server.session.work_ahead_lines = {}  # uri -> {job: the start of the line it works for}, unfinished ones
 
 
 def opened(ls, uri: str, text: str) -> None:
@@ -83,7 +84,8 @@ def schedule(ls, uri: str, offset: int, edit_start: int | None = None, prefill: 
     session = ls.session
     if (handle := session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
-    working_at = session.work_ahead_line_starts.get(uri)
+    lines = session.work_ahead_lines.get(uri)
+    working_at = min(lines.values()) if lines else None
     if edit_start is None or working_at is None or edit_start < working_at:
         session.worker.cancel_ahead(uri)  # the prefix it primes changed
     session.work_ahead_places[uri] = _Place(offset, prefill, time.monotonic())
@@ -114,7 +116,7 @@ def forget(ls, uri: str) -> None:
     """The document was closed."""
     if (handle := ls.session.work_ahead_timers.pop(uri, None)) is not None:
         handle.cancel()
-    ls.session.work_ahead_line_starts.pop(uri, None)
+    ls.session.work_ahead_lines.pop(uri, None)
     ls.session.work_ahead_places.pop(uri, None)
     ls.session.worker.cancel_ahead(uri)
     ls.session.plans.forget(uri)
@@ -137,7 +139,7 @@ def start(ls, uri: str, offset: int, prefill: bool = True) -> Job | None:
     job = worker.begin(uri, ahead=True)
     entry = session.plans.plan(snapshot, offset, settings, job.cancel, kind=AHEAD_KIND, on_start=job.planning.set)
     line_start = snapshot.text.rfind("\n", 0, offset) + 1
-    session.work_ahead_line_starts[uri] = line_start
+    session.work_ahead_lines.setdefault(uri, {})[job] = line_start
 
     def prime(service, cancel):
         # edited meanwhile: keys on the line (or below) leave the prefix it primes as it is, an
@@ -151,18 +153,20 @@ def start(ls, uri: str, offset: int, prefill: bool = True) -> Job | None:
         plan = None if ready.cancelled() or ready.exception() is not None else ready.result()
         if not prefill or plan is None or not plan.ready or job.cancel.is_set() or worker.service is None:
             worker.drop(job)  # the analysis (and the grammar) are what it could make ready
-            session.call_soon(_ended, session, uri, line_start, ready)
+            session.call_soon(_ended, session, uri, job, ready)
             return
-        worker.run(job, prime).add_done_callback(lambda done: session.call_soon(_ended, session, uri, line_start,
-                                                                                done))
+        worker.run(job, prime).add_done_callback(lambda done: session.call_soon(_ended, session, uri, job, done))
 
     plan = None
     entry.ready.add_done_callback(planned)
     return job
 
 
-def _ended(session, uri: str, line_start: int, future: Future) -> None:
-    if session.work_ahead_line_starts.get(uri) == line_start:
-        del session.work_ahead_line_starts[uri]
+def _ended(session, uri: str, job: Job, future: Future) -> None:
+    lines = session.work_ahead_lines.get(uri)
+    if lines is not None:  # (a superseded job's end leaves the running one's line in place)
+        lines.pop(job, None)
+        if not lines:
+            del session.work_ahead_lines[uri]
     if not future.cancelled() and (err := future.exception()) is not None:
         log.warning("working ahead failed: %s", err)  # the request does the work itself

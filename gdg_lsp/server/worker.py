@@ -96,7 +96,10 @@ class Job:
     ahead: bool = False
     """Work ahead of a request (``server/work_ahead.py``): any request cancels it."""
     previous: Job | None = field(default=None, repr=False)
-    """The document's job before it: its decode stage waits for that one to end."""
+    """The document's job before it: its decode stage waits for that one to end (and, when that one
+    was dropped after its plan, for the one before it: ``_after``)."""
+    dropped: bool = False
+    """It ended after its plan, without a decode stage (it waited for nobody before it)."""
 
 
 @dataclass
@@ -132,6 +135,15 @@ class WorkerStats:
 
 class ModelNotReady(GdgError):
     pass
+
+
+def _after(job: Job | None) -> None:
+    """Wait until ``job`` has ended and, where it was dropped after its plan without waiting for its
+    own previous job, until that one has too: a dropped request never lets the next one start a
+    decode beside a document's decode still running."""
+    while job is not None:
+        job.done.wait()
+        job = job.previous if job.dropped else None
 
 
 class _DaemonExecutor:
@@ -357,8 +369,7 @@ class DecodeWorker:
         previous, ahead = job.previous, job.ahead
 
         def run() -> T | None:
-            if previous is not None:
-                previous.done.wait()  # one decode per document at a time, in order
+            _after(previous)  # one decode per document at a time, in order
             service = self.service
             if job.cancel.is_set() or (ahead and service is None):
                 with self._lock:
@@ -406,7 +417,7 @@ class DecodeWorker:
             else:
                 self.stats.planned_only += 1
             self._forget(job)
-        job.previous = None
+        job.dropped = True  # (its ``previous`` is kept: the document's next job waits for that one too)
         job.done.set()
 
     def submit(self, key: str, fn: Callable[[Any, threading.Event], T], ahead: bool = False) -> Job:

@@ -195,3 +195,57 @@ async def test_a_repeated_ask_after_toggling_a_setting_that_changes_suggestions_
             await ask_reuse(server, LINE, CHARACTER)
             assert session.worker.stats.decodes == before + 1, setting  # decoded under the new value
             assert session.reuse.stats.repeated == repeated, setting
+
+
+async def test_keys_typed_during_a_prefill_never_start_a_second_one_beside_it(tiny_vocab):
+    """Keys on the line while work ahead prefills (two slots free) and its analyses queue on the lane:
+    most keys' work ahead is superseded there, and the ones that prefill do it one after the other
+    in the document's slot (one dropped after its plan let the next start beside the running one,
+    in the other slot, from nothing)."""
+    async with _opened(tiny_vocab, {"batchSize": 2}) as (server, session, worker):
+        pool = worker.service.backend
+        real_chunk = pool._run_prefill_chunk
+
+        def slow_chunk(job):  # (the pool's slots run forwards of their own: slowed here)
+            time.sleep(0.15)
+            return real_chunk(job)
+
+        pool._run_prefill_chunk = slow_chunk
+        analyzer = languages.analyzer("python")
+        real_hole_at = analyzer.hole_at
+
+        def slow_hole_at(snapshot, offset, workspace=None):
+            time.sleep(0.12)  # the plans of the keys wait on the lane behind each other
+            return real_hole_at(snapshot, offset, workspace)
+
+        analyzer.hole_at = slow_hole_at
+        service = worker.service
+        real = service.prefill
+        running, most = [0], [0]
+        lock = threading.Lock()
+
+        def prefill(plan, cancel=None):
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            try:
+                return real(plan, cancel)
+            finally:
+                with lock:
+                    running[0] -= 1
+
+        service.prefill = prefill
+        # a line added at the top and the user opening a line near the end: the whole prompt is new
+        server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "#\n"},
+            {"range": {"start": {"line": 44, "character": 100}, "end": {"line": 44, "character": 100}},
+             "text": "\n    "}]})
+        for i, key in enumerate("count = len(items)"):
+            await asyncio.sleep(0.06)
+            server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3 + i}, "contentChanges": [
+                {"range": {"start": {"line": 45, "character": 4 + i}, "end": {"line": 45, "character": 4 + i}},
+                 "text": key}]})
+        await _quiet(session)
+        del analyzer.hole_at
+        assert most[0] == 1
+        assert worker.stats.ahead_runs >= 1 and worker.stats.ahead_skipped >= 1
