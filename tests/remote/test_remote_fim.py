@@ -43,7 +43,7 @@ def test_a_fim_prompt_goes_to_the_engine_as_text_with_the_markers():
         service.complete(doc.snapshot(), CURSOR, settings)
         prompt = next(r["prompt"] for r in engine.requests if r["prompt"].startswith("<|fim_prefix|>"))
         assert prompt == ("<|fim_prefix|>import os\n\ndef f(alpha, beta):\n    gamma = alpha + 1\n"
-                          "<|fim_suffix|>\n    return gamma\n<|fim_middle|>")  # the line's blanks: healed
+                          "<|fim_suffix|>\n    return gamma\n<|fim_middle|>   ")  # the indentation but one blank
         assert any("fill-in-the-middle as qwen2.5-coder" in s.message for s in statuses if s.state == "ready")
 
 
