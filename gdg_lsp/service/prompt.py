@@ -44,6 +44,9 @@ CHARS_PER_TOKEN = 3
 
 LINE_IN_MIDDLE = True
 KEEP_INDENT = True
+LINE_QUANTUM = 64
+"""The cursor's line (after the middle marker) is given room in steps of this many tokens:
+the prefix's window stays where it is while the line grows within one step."""
 """FIM layouts put the cursor's line after the middle marker (see the module's text); False
 puts it at the prefix's end, before the suffix (the layout the families document; kept to
 measure one against the other)."""
@@ -196,7 +199,9 @@ def _fill_in_the_middle(vocab: Vocabulary, fim: Template, snapshot: Snapshot, ho
     split_at = line_start if LINE_IN_MIDDLE else hole.cursor
     line = text[split_at : hole.cursor]
     line_encoding = vocab.encode(line)
-    budget = settings.context_tokens - len(suffix_ids) - len(head) - len(line_encoding.ids) - 3
+    # the line's share is counted in whole quanta, so that typing on it does not move the window's start
+    line_share = -(-max(len(line_encoding.ids), 1) // LINE_QUANTUM) * LINE_QUANTUM
+    budget = settings.context_tokens - len(suffix_ids) - len(head) - line_share - 3
     start, prefix_text, encoding = _fit_window(vocab, text, split_at, region_line, context, max(budget, 1))
     if LINE_IN_MIDDLE:  # the line is healed where it is, after the middle marker (never before its start)
         split = healing.split(line, line_encoding, vocab, min_keep=0)
