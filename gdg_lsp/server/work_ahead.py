@@ -30,7 +30,8 @@ it would have been without (greedy).
   a slot held.
 - A document opened while the model loads gets its analysis then; once the model is
   ready (``model_ready``), the documents worked on most recently (as many as the model has
-  slots) are planned again at their last place, with their prompts in the cache.
+  slots) are planned again at their last place, with their prompts in the cache, unless a
+  request that waited for the load is there for the document already.
 - Nothing is done where the request will be answered from the suggestion shown (the
   user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
   an analysis beside it would only compete for the CPU.
@@ -108,6 +109,8 @@ def model_ready(ls) -> None:
                     key=lambda uri: places[uri].at, reverse=True)[: max(1, service.concurrency)]
     for uri in reversed(recent):  # the most recent last: its prefill is queued last, its slot kept
         settings = session.settings_for(uri)
+        if session.worker.requested(uri):
+            continue  # a request waited for the load: it does this document's work itself
         if settings.work_ahead and settings.inline and uri not in session.work_ahead_timers:
             start(ls, uri, places[uri].offset, places[uri].prefill)
 

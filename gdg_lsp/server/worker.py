@@ -439,6 +439,12 @@ class DecodeWorker:
         if self._latest.get(job.key) is job:
             del self._latest[job.key]
 
+    def requested(self, key: str) -> bool:
+        """Whether a request (not a work ahead) for ``key`` has begun and not ended."""
+        with self._lock:
+            job = self._latest.get(key)
+            return job is not None and not job.ahead and not job.done.is_set()
+
     def working_ahead(self) -> bool:
         """Whether any work ahead is waiting or running."""
         with self._lock:
