@@ -25,6 +25,10 @@ def register(server) -> None:
     @handles("didOpen")
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        if ls.session.documents.find(item.uri) is not None:
+            # opened again without a close (the text may differ at the same version): what was
+            # planned, suggested or worked ahead for the old text is dropped, as at a close
+            _forget(ls, item.uri)
         try:
             ls.session.documents.open(item.uri, item.language_id, item.version, item.text)
         except StoreFull as err:
@@ -68,15 +72,19 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @handles("didClose")
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        acceptance.closed(ls, uri)  # while its text is there: accepted ranges are counted as they stand
-        ls.session.documents.close(uri)
-        ls.session.scheduler.forget(uri)
-        ls.session.reuse.forget(uri)
-        inline_completion.forget(ls, uri)
-        if ls.session.workspace.recent is not None:
-            ls.session.workspace.recent.forget(uri)
-        work_ahead.forget(ls, uri)
-        languages.forget(uri)
-        ls.session.typing_points.pop(uri, None)
-        diagnostics.clear(ls, uri)
+        _forget(ls, params.text_document.uri)
+        diagnostics.clear(ls, params.text_document.uri)
+
+
+def _forget(ls, uri: str) -> None:
+    """Everything held for the open document ``uri`` is let go (a close, or an open over it)."""
+    acceptance.closed(ls, uri)  # while its text is there: accepted ranges are counted as they stand
+    ls.session.documents.close(uri)
+    ls.session.scheduler.forget(uri)
+    ls.session.reuse.forget(uri)
+    inline_completion.forget(ls, uri)
+    if ls.session.workspace.recent is not None:
+        ls.session.workspace.recent.forget(uri)
+    work_ahead.forget(ls, uri)
+    languages.forget(uri)
+    ls.session.typing_points.pop(uri, None)
