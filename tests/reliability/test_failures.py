@@ -175,14 +175,16 @@ async def test_grammar_that_fails_to_compile(monkeypatch, caplog):
 # -- sources of names -------------------------------------------------------------------
 
 
-async def _sql_served(settings: dict, root: Path, *words: str, timeout: float = 30) -> float:
+async def _sql_served(settings: dict, root: Path, *words: str, header: str = "") -> float:
+    """A query beside ``schema.sql`` (its first lines ``header``) still gets that schema's names
+    while the source ``settings`` add fails with a message holding ``words``."""
     (root / "schema.sql").write_text("CREATE TABLE customers (id INTEGER, name TEXT);\n")
     uri = (root / "query.sql").as_uri()
     async with InProcessServer(initialization_options={"model": "/nonexistent/m.gguf", **settings},
                                root_uri=root.as_uri()) as server:
-        server.open(uri, "SELECT * FROM ", "sql")
+        server.open(uri, header + "SELECT * FROM ", "sql")
         began = time.perf_counter()
-        labels = await _completion_labels(server, uri, 0, 14)
+        labels = await _completion_labels(server, uri, header.count("\n"), 14)
         seconds = time.perf_counter() - began
         assert "customers" in labels  # the readable sources still give their names
         _shown_with(server, *words)
@@ -202,7 +204,9 @@ async def test_postgres_down(tmp_path, caplog):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     dsn = f"postgresql://gdg:secret@127.0.0.1:{port}/nowhere"
-    await _sql_served({"sql": {"connections": [dsn]}}, tmp_path, "PostgreSQL", str(port))
+    # the query is bound to that database, which is down: the next rule (the folder's schema) serves it
+    await _sql_served({"sql": {"connections": [dsn]}}, tmp_path, "PostgreSQL", str(port),
+                      header="-- gdg: source=nowhere\n")
     assert "secret" not in caplog.text  # the password never reaches the log
 
 
@@ -225,7 +229,7 @@ async def test_postgres_hanging_times_out(tmp_path):
     port = listener.getsockname()[1]
     try:
         seconds = await _sql_served({"sql": {"connections": [f"postgresql://gdg@127.0.0.1:{port}/hang"]}},
-                                    tmp_path, "PostgreSQL", "timed out")
+                                    tmp_path, "PostgreSQL", "timed out", header="-- gdg: source=hang\n")
     finally:
         listener.close()
         for conn in accepted:

@@ -23,6 +23,7 @@ from gdg_lsp.backends import models
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.sql import dialects
+from gdg_lsp.languages.sql import names as sql_names
 from gdg_lsp.languages.sql.analyzer import parse
 from gdg_lsp.languages.sql.lexer import RESERVED, ident_key, significant, tokenize
 from gdg_lsp.service.local import CompletionService
@@ -159,8 +160,9 @@ def complete_and_check(tables, model_for, prefix, engine: str = "auto") -> int:
     if not suggestion.text:
         return 0
     if suggestion.rung == "base":
-        # π gives the guarantee up only when no scope can be written: every table's name has a line break
-        assert all("\n" in name for name, _, _ in tables), (prefix, suggestion.text)
+        # π gives the guarantee up only when no scope can be written: every table's name is one the
+        # server refuses to offer (a line break, a control character: languages/sql/names.py)
+        assert all(sql_names.why_not(name) is not None for name, _, _ in tables), (prefix, suggestion.text)
         return 0
     assert suggestion.rung in ("ctx", "gamma"), suggestion.reason
     return check_references(prefix, suggestion.text, oracle, tables)
