@@ -121,6 +121,7 @@ async def flood_while_hovering(chars: int, max_edits: int, seconds: float, place
         server.open(uri_b, text)
         hover = {"textDocument": {"uri": uri_a}, "position": NEIGHBOUR_HOVER}
         await _timed(server, "textDocument/hover", hover)  # a.py analysed once before the clock runs
+        await server.quiet()  # and the plan made at its open (its Γ cold): the flood's cost is the figure
         flooding = True
 
         async def hovers() -> None:

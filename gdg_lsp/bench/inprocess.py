@@ -141,6 +141,17 @@ class InProcessServer:
             await asyncio.sleep(0.02)
         raise TimeoutError("the model neither loaded nor failed")
 
+    async def quiet(self, timeout: float = 60.0) -> None:
+        """Until no work ahead is waiting for its debounce, waiting to start or running (the
+        plan made at a document's open included: a figure of steady typing starts after it)."""
+        session = self.server.session
+        deadline = time.monotonic() + timeout
+        await asyncio.sleep(0.05)
+        while session.worker.working_ahead() or session.work_ahead_timers:
+            if time.monotonic() > deadline:
+                raise TimeoutError("work ahead never ended")
+            await asyncio.sleep(0.02)
+
     # -- documents ----------------------------------------------------------------
 
     def open(self, uri: str, text: str, language_id: str = "python", version: int = 1) -> None:

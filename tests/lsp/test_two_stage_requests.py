@@ -11,7 +11,7 @@ import time
 
 from gdg_lsp import languages
 from gdg_lsp.bench.inprocess import InProcessServer
-from tests.lsp.test_work_ahead import OPTIONS, TEXT, URI, _ask, _open_line, _opened, _quiet, _server
+from tests.lsp.test_work_ahead import OPTIONS, TEXT, URI, _ask, _open_line, _opened, _server
 
 SLOW_URI = "file:///slow_source.py"
 SLOW = "def total(items, limit):\n    count = len(items)\n    \n"
@@ -79,7 +79,7 @@ async def test_the_request_after_an_edit_uses_the_plan_work_ahead_made(tiny_voca
     for its version and place, and neither analyses the position again nor compiles."""
     async with _opened(tiny_vocab) as (server, session, worker):
         _open_line(server, 2)
-        await _quiet(session)
+        await server.quiet()
         await asyncio.wrap_future(session.plans.latest(URI).done)  # its grammar compiled too (after the prefill)
         engine = worker.service.grammars(session.settings.grammar_engine)
         compiles = engine.stats.compiles
@@ -101,7 +101,7 @@ async def test_a_long_file_opened_is_analysed_ahead_and_its_first_ask_shares_the
         text = TEXT + "\n"
         made = session.plans.made
         server.open(long_uri, text)
-        await _quiet(session)
+        await server.quiet()
         assert session.plans.made == made + 1
         assert worker.stats.ahead_runs == 0  # planned, not prefilled: the window at its end is a guess
         entry = session.plans.latest(long_uri)
@@ -143,7 +143,7 @@ async def test_documents_opened_while_the_model_loads_are_worked_ahead_once_it_i
         assert session.worker.service is None and session.plans.made >= 1  # analysed while it loads
         loading.set()
         assert await server.wait_model() == "ready"
-        await _quiet(session)
+        await server.quiet()
         assert session.worker.stats.ahead_runs >= 1  # its prompt went through the model once it was there
         pool = session.worker.service.backend
         before = pool.stats.prefill_tokens
@@ -245,7 +245,7 @@ async def test_keys_typed_during_a_prefill_never_start_a_second_one_beside_it(ti
             server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3 + i}, "contentChanges": [
                 {"range": {"start": {"line": 45, "character": 4 + i}, "end": {"line": 45, "character": 4 + i}},
                  "text": key}]})
-        await _quiet(session)
+        await server.quiet()
         del analyzer.hole_at
         assert most[0] == 1
         assert worker.stats.ahead_runs >= 1 and worker.stats.ahead_skipped >= 1

@@ -67,15 +67,6 @@ async def _ask(server: InProcessServer, line: int = EDIT_LINE, character: int = 
     return [item["insertText"] for item in answer["result"]["items"]]
 
 
-async def _quiet(session, timeout: float = 60) -> None:
-    """Until no work ahead is waiting for its debounce, waiting to start or running."""
-    deadline = time.monotonic() + timeout
-    await asyncio.sleep(0.05)
-    while session.worker.working_ahead() or session.work_ahead_timers:
-        assert time.monotonic() < deadline, "work ahead never ended"
-        await asyncio.sleep(0.02)
-
-
 @contextlib.asynccontextmanager
 async def _opened(tiny_vocab, options: dict | None = None, **slowed):
     """A server (``_server(tiny_vocab, **slowed)``) with ``options`` over OPTIONS, its model ready and
@@ -85,7 +76,7 @@ async def _opened(tiny_vocab, options: dict | None = None, **slowed):
         assert await server.wait_model() == "ready"
         session = server_obj.session
         server.open(URI, TEXT)
-        await _quiet(session)
+        await server.quiet()
         yield server, session, session.worker
 
 
@@ -103,7 +94,7 @@ async def _edit_then_ask(tiny_vocab, work_ahead: bool) -> tuple[list[str], int, 
     tokens the request prefilled, prompt tokens of its prompt, the worker's work-ahead counts)."""
     async with _opened(tiny_vocab, {"workAhead": work_ahead}) as (server, session, worker):
         _open_line(server, 2)
-        await _quiet(session)
+        await server.quiet()
         backend = worker.service.backend
         before = backend.stats.prefill_tokens
         items = await _ask(server)
@@ -139,7 +130,7 @@ async def test_a_second_edit_cancels_the_pending_work_ahead(tiny_vocab):
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
             {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
              "text": "x"}]})
-        await _quiet(session)
+        await server.quiet()
         assert prepared == [3]  # version 2 was never worked on
 
 
@@ -175,7 +166,7 @@ async def test_a_batching_pool_is_primed_in_the_documents_own_slot(tiny_vocab):
     async with _opened(tiny_vocab, {"batchSize": 2}) as (server, session, worker):
         assert isinstance(worker.service.backend, SlotPool)
         _open_line(server, 2)
-        await _quiet(session)
+        await server.quiet()
         pool = worker.service.backend
         before = pool.stats.prefill_tokens
         assert await _ask(server) is not None
@@ -208,15 +199,15 @@ async def test_no_work_ahead_while_the_user_types_the_suggestion_shown():
     from tests.lsp.test_inline_reuse import CHARACTER, LINE, _showing_a_suggestion, _type
 
     async with _showing_a_suggestion() as (server, session, shown, _):
-        await _quiet(session)
+        await server.quiet()
         planned = session.plans.made
         _type(server, 2, LINE, CHARACTER, shown[0])
         await server.settle(0.3)
-        await _quiet(session)
+        await server.quiet()
         assert session.plans.made == planned
         _type(server, 3, 0, 0, "#")  # not the suggestion
         await server.settle(0.3)
-        await _quiet(session)
+        await server.quiet()
         assert session.plans.made == planned + 1
 
 
@@ -225,7 +216,7 @@ async def test_an_opened_document_is_worked_ahead_at_its_end_only_when_it_fits_t
     async with _opened(tiny_vocab, {"contextTokens": 512}) as (server, session, _):
         assert session.worker.stats.ahead_runs == 0
         server.open("file:///short.py", "import os\n\n\ndef total(items):\n    \n")
-        await _quiet(session)
+        await server.quiet()
         assert session.worker.stats.ahead_runs == 1
 
 
@@ -250,7 +241,7 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
         server.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 3}, "contentChanges": [
             {"range": {"start": {"line": EDIT_LINE, "character": 4}, "end": {"line": EDIT_LINE, "character": 4}},
              "text": "x"}]})
-        await _quiet(session)
+        await server.quiet()
         assert not first.cancel.is_set() and worker.stats.ahead_runs == 2  # it finished, then version 3's ran
         hold.clear()  # the next work ahead stays in its prefill until the edit above has come
         _open_line(server, 4)
@@ -259,7 +250,7 @@ async def test_typing_on_the_line_lets_the_running_work_ahead_finish_an_edit_abo
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "#"}]})
         await until_cancelled(second)
         hold.set()
-        await _quiet(session)
+        await server.quiet()
         assert worker.stats.ahead_cancelled == 1
         # a request while one runs and the next version's waits behind it: both are cancelled
         hold.clear()  # ... and this one until the request has come
