@@ -23,6 +23,7 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, quants
 from gdg_lsp.backends.lean import native
 from gdg_lsp.backends.lean.llama import FastLlamaBackend, LlamaShape, build_weights
 from gdg_lsp.backends.lean.quant import PACKED_TYPES, PackedMatrix, QuantLinear, QuantTensor
+from tests.perf.agreement import greedy_agreement
 
 pytestmark = pytest.mark.skipif(not native.available(), reason=f"no native kernels here: {native.kernels()}")
 
@@ -241,8 +242,6 @@ def test_native_silu_times_up_is_torchs():
 def test_the_default_models_file_blocks_decode_the_fp32_tokens():
     """SmolLM2's GGUF file read as blocks (Q4_1 layers, Q8_0 embeddings and output layer), as
     ``load_weights(gguf=)`` reads it: the fp32 decoder's greedy tokens on corpus code."""
-    from pathlib import Path
-
     from gdg_lsp.backends import models
     from gdg_lsp.backends.lean.llama import load_weights
 
@@ -251,14 +250,4 @@ def test_the_default_models_file_blocks_decode_the_fp32_tokens():
     weights = load_weights(models.cached_conversion(spec), "packed", vocab_rows=exact.vocab.size, gguf=spec.path)
     assert {layer.gate_up.kind for layer in weights.layers} == {"gguf:Q4_1"} and weights.head.kind == "gguf:Q8_0"
     packed = FastLlamaBackend(weights, exact.vocab, "packed")
-    corpus = Path("/work/shared/corpus/python")
-    source = sorted(corpus.rglob("*.py")) if corpus.is_dir() else []
-    text = source[0].read_text(encoding="utf-8", errors="replace") if source else "import os\n\n\ndef main(argv):\n"
-    ids = exact.vocab.encode(text).ids[:300]
-    a, b = exact.prefill(ids), packed.prefill(ids)
-    agree = 0
-    for _ in range(16):
-        token = int(torch.argmax(a))
-        agree += token == int(torch.argmax(b))
-        a, b = exact.step(token), packed.step(token)
-    assert agree >= 15
+    assert greedy_agreement(exact, packed) >= 15
