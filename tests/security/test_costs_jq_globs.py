@@ -16,6 +16,7 @@ import os
 import time
 from pathlib import Path
 
+from gdg_lsp import stamps
 from gdg_lsp.bench.costs_workspace import link_farm
 from gdg_lsp.bench.inprocess import InProcessServer
 
@@ -49,8 +50,12 @@ async def _completion_labels(server: InProcessServer, document: Path) -> list[st
 
 
 def _filter(root: Path) -> Path:
+    """The filter, written last; returns once the workspace has been still for
+    ``stamps.RACY_S``: a folder stamped sooner after its change is racy and listed again at the
+    next request by design, and these tests count the listings of a workspace nobody touches."""
     document = root / "filter.jq"
     document.write_text(".")
+    time.sleep(stamps.RACY_S * 2)
     return document
 
 
