@@ -35,7 +35,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +49,7 @@ from gdg_lsp.private_folder import (
     write_private_file,
 )
 
-Progress = Callable[[str, int | None], None]
+Progress = model_packages.Progress
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = presets.DEFAULT

@@ -44,6 +44,16 @@ function M.progress_message(value)
   return text ~= "" and ("gdg-lsp: " .. text) or nil
 end
 
+--- Echo a line in the message area, without history and cut to the room it has (a longer
+--- line would ask for hit-enter).
+local function echo_fit(text)
+  local room = math.max(vim.v.echospace, 10)
+  if vim.fn.strdisplaywidth(text) > room then
+    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
+  end
+  vim.api.nvim_echo({ { text } }, false, {})
+end
+
 --- Echo a progress value in the message area (no history; cut to fit, so no hit-enter prompt).
 function M.echo_progress(value)
   local text = M.progress_message(value)
@@ -51,11 +61,7 @@ function M.echo_progress(value)
     return
   end
   M.last_progress = text
-  local room = math.max(vim.v.echospace, 10)
-  if vim.fn.strdisplaywidth(text) > room then
-    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
-  end
-  vim.api.nvim_echo({ { text } }, false, {})
+  echo_fit(text)
 end
 
 function M.on_status(payload)
@@ -127,11 +133,7 @@ end
 --- A message in the message area now (no history, cut to fit); kept as `last_notice` for tests.
 function M.notice(text)
   M.last_notice = text
-  local room = math.max(vim.v.echospace, 10)
-  if vim.fn.strdisplaywidth(text) > room then
-    text = vim.fn.strcharpart(text, 0, room - 1) .. "…"
-  end
-  vim.api.nvim_echo({ { text } }, false, {})
+  echo_fit(text)
 end
 
 local function counts_line(c)
