@@ -9,6 +9,7 @@ Output: a JSON file with every case, a markdown table, and PNG plots.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import statistics
@@ -21,6 +22,7 @@ from typing import Any
 import attrs
 
 from gdg_lsp import languages
+from gdg_lsp.bench import replayed_acceptance
 from gdg_lsp.languages.cases import HoleCase
 from gdg_lsp.service import suffix
 from gdg_lsp.latency import percentile
@@ -147,6 +149,9 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "warm_p50_ms": percentile([r["warm_latency_ms"] for r in mine], 0.5),
             "warm_p95_ms": percentile([r["warm_latency_ms"] for r in mine], 0.95),
             "stops": dict(Counter(str(r["stop"]) for r in mine if r.get("stop")).most_common()),
+            "replayed": replayed_acceptance.summary(
+                (replayed_acceptance.Replay(**r["replayed"]) for r in mine if "replayed" in r),
+                sum(len(r.get("expected", "").strip()) for r in mine)),
         }
         # attributes that do not exist (the Python oracle's attribute column), where the oracle reports them
         judged = [r for r in mine if "attribute_ghosts" in r["details"]]
@@ -183,6 +188,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
               "| repeats the suffix |", "|---|---|---|---|---|---|"]
     lines += [f"| {arm} | {m['answered']}/{m['holes']} | {m['exact_match']:.0%} | {m['edit_similarity']:.2f} | "
               f"{m['answered_parse_rate']:.0%} | {m['repeats_suffix']} |" for arm, m in table.items()]
+    lines += ["", "| arm | shown | accepted whole | accepted in part (words) | dismissed | characters accepted "
+              "(share of the holes') |", "|---|---|---|---|---|---|"]
+    lines += [f"| {arm} | {r['shown']} | {r['accepted']} | {r['partly']} | {r['dismissed']} | {r['characters']} "
+              f"({r['characters_share']:.0%}) |" for arm, m in table.items() if (r := m["replayed"])]
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -334,6 +343,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "exact": got.strip() == case.expected.strip(), "tokens": suggestion.tokens,
                 "similarity": edit_similarity(got, case.expected), "repeats_suffix": repeats_suffix(case, suggestion),
                 "answered": changes_the_hole(case, got),
+                # what a user typing the original would have done with it (accept, words, dismiss)
+                "replayed": dataclasses.asdict(replayed_acceptance.replay(got, case.expected)),
                 "range": [suggestion.start, suggestion.end], "prompt_template": suggestion.prompt_template,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
