@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from gdg_lsp import languages
-from gdg_lsp.bench import replayed_acceptance
+from gdg_lsp.bench import replayed_acceptance, show_threshold
 from gdg_lsp.languages.cases import HoleCase
 from gdg_lsp.service import suffix
 from gdg_lsp.latency import percentile
@@ -152,6 +152,7 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
             "replayed": replayed_acceptance.summary(
                 (replayed_acceptance.Replay(**r["replayed"]) for r in mine if "replayed" in r),
                 sum(len(r.get("expected", "").strip()) for r in mine)),
+            "threshold_sweep": show_threshold.sweep(mine),
         }
         # attributes that do not exist (the Python oracle's attribute column), where the oracle reports them
         judged = [r for r in mine if "attribute_ghosts" in r["details"]]
@@ -192,6 +193,10 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
               "(share of the holes') |", "|---|---|---|---|---|---|"]
     lines += [f"| {arm} | {r['shown']} | {r['accepted']} | {r['partly']} | {r['dismissed']} | {r['characters']} "
               f"({r['characters_share']:.0%}) |" for arm, m in table.items() if (r := m["replayed"])]
+    if any(m.get("threshold_sweep") for m in table.values()):
+        lines += ["", "| arm | hidden below a mean token log-probability of | shown hidden | wrong hidden (dismissed "
+                  "by the replay) | exact hidden | wrong −30% for ≤ 10% of exact |", "|---|---|---|---|---|---|"]
+        lines += [row for arm, m in table.items() for row in show_threshold.markdown(arm, m.get("threshold_sweep", []))]
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -348,6 +353,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "range": [suggestion.start, suggestion.end], "prompt_template": suggestion.prompt_template,
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
+                "mean_logprob": suggestion.execution.mean_logprob if suggestion.execution is not None else None,
                 "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
                 "details": verdict.details,
             })
