@@ -55,7 +55,15 @@ class Hole:
     indent: str
     gamma: Gamma
     context: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """The fragment's slot values and what the prompt reads; keys that begin with
+    ``PROMPT_ONLY`` are read by the prompt alone, never by a grammar."""
     region_path: tuple[str, ...] = ()
+
+
+PROMPT_ONLY = "prompt_"
+"""The start of a ``Hole.context`` key the prompt reads and no grammar does (SQL's tables and DDL,
+ranked by what the statement names so far): what a shown suggestion is typed through under does
+not depend on them (``suggestion_reuse.hole_key``)."""
 
 
 @dataclass(frozen=True)

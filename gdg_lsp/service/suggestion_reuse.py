@@ -34,13 +34,14 @@ document text they hold.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.gamma import Binding
-from gdg_lsp.languages.base import Hole
+from gdg_lsp.languages.base import PROMPT_ONLY, Hole
 from gdg_lsp.settings import Settings, suggestion_key
 
 MAX_DOCUMENTS = 256
@@ -73,13 +74,24 @@ def _binding_digest(binding: Binding) -> bytes:
     return value
 
 
+def _grammar_context(value: Any) -> Any:
+    """``value`` (a hole's context, or a value in it) without the keys only the prompt reads
+    (``PROMPT_ONLY``), at any depth: SQL ranks its prompt's tables by what the statement names so
+    far, so they move while a shown suggestion is typed, and its grammar does not read them."""
+    if isinstance(value, Mapping):
+        return sorted((str(k), _grammar_context(v)) for k, v in value.items() if not str(k).startswith(PROMPT_ONLY))
+    if isinstance(value, (list, tuple)):
+        return [_grammar_context(v) for v in value]
+    return value
+
+
 def hole_key(hole: Hole) -> str:
     """A digest of what a suggestion was decoded under: the hole's language, fragment, sort,
-    region and layout, its context, and every binding of Γ frame by frame (name, sort,
-    attributes). Equal keys mean the same grammar and the same Γ growth while decoding."""
+    region and layout, its context as the grammar reads it, and every binding of Γ frame by frame
+    (name, sort, attributes). Equal keys mean the same grammar and the same Γ growth while decoding."""
     digest = hashlib.blake2b(digest_size=16)
     shape = (hole.language, hole.fragment, hole.sort, hole.region_path, hole.indent,
-             sorted((str(k), repr(v)) for k, v in hole.context.items()))
+             repr(_grammar_context(hole.context)))
     digest.update(repr(shape).encode("utf-8", "surrogatepass"))
     for frame in (hole.gamma.global_layer, *hole.gamma.frames):
         digest.update(b"\x00frame " + frame.kind.encode("utf-8", "surrogatepass") + b"\x00")

@@ -128,3 +128,34 @@ async def test_a_gamma_change_stops_reuse(tmp_path: Path):
         await _ask(server, 0, 7, uri)
         assert session.reuse.stats.gamma_changed == 1 and session.reuse.stats.repeated == 1
         assert session.worker.stats.decodes == decodes + 1
+
+
+async def test_typing_the_start_of_a_sql_suggestion_is_answered_with_its_rest(tmp_path: Path):
+    """The first key typed into a shown SQL suggestion is answered from it: the hole's key no
+    longer moves with the word being typed (its region path was the syntax node at the cursor,
+    and its prompt's tables are ranked by what the statement names). VS Code showed another
+    ghost after the first key, decoded again: `(1, 2, 3);` became `(1, 2, 3, 4, 5);`."""
+    (tmp_path / "schema.sql").write_text("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, city TEXT);\n"
+                                         "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER);\n")
+    uri = (tmp_path / "customers.sql").as_uri()
+    text = "-- the names of customers\nSELECT "
+    options = {"maxTokens": 48, "maxLines": 1, "timeoutMs": 400}
+    async with InProcessServer(server=_server(0.02), initialization_options=options,
+                               root_uri=tmp_path.as_uri()) as server:
+        assert await server.wait_model() == "ready"
+        session = server.server.session
+        server.open(uri, text, language_id="sql")
+        # a suggestion that begins with a word: its first key is inside an identifier or keyword
+        for _ in range(8):
+            shown = await _first_suggestion(server, uri, 1, 7, tries=40, least=2)
+            if shown[0].isalpha():
+                break
+            session.reuse.forget(uri)
+            session.reuse._results.clear()
+        assert shown[0].isalpha(), shown
+        decodes = session.worker.stats.decodes
+        _type(server, 2, 1, 7, shown[0], uri)
+        items = await _ask(server, 1, 8, uri)
+        assert [item["insertText"] for item in items] == [shown[1:]]
+        assert session.reuse.stats.typed_through == 1 and session.reuse.stats.gamma_changed == 0
+        assert session.worker.stats.decodes == decodes

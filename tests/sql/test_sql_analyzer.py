@@ -255,3 +255,21 @@ def test_uri_of_the_document_itself_is_not_read_from_disk(concert_workspace):
     assert "on_disk_only" not in hole.gamma.names("Table")
     assert "`singer`" in hole.gamma.names("Table")
     assert isinstance(Path(doc), Path)
+
+
+@pytest.mark.parametrize("before, word", [("SELECT |", "singer_id"), ("SELECT * FROM singer WHERE |", "age"),
+                                          ("SELECT name FROM singer WHERE singer_id IN (SELECT |", "singer_id")])
+def test_the_hole_key_holds_while_the_first_word_of_a_suggestion_is_typed(before, word, ws):
+    """A suggestion shown at the hole is typed through while the hole's key (its Γ and shape)
+    stays the one it was decoded under: the region's path is read where the region begins, not
+    at the word being typed (SQL's path took the identifier node at the cursor, so the first key
+    typed into a shown SELECT item changed the key and the ghost was decoded again, differently)."""
+    from gdg_lsp.service.suggestion_reuse import hole_key
+
+    first, _ = hole_for(before, ws)
+    assert isinstance(first, Hole), first
+    for typed in range(1, len(word)):
+        hole, _ = hole_for(before.replace("|", word[:typed] + "|"), ws)
+        assert isinstance(hole, Hole), hole
+        assert hole.region_path == first.region_path
+        assert hole_key(hole) == hole_key(first), word[:typed]

@@ -316,20 +316,6 @@ class SqlAnalyzer(Analyzer):
                 node = node.parent
         return None
 
-    @staticmethod
-    def _region_path(snapshot: Snapshot, offset: int) -> tuple[str, ...]:
-        tree = snapshot.tree
-        if tree is None:
-            return ()
-        b = len(snapshot.text[:offset].encode("utf-8", "surrogatepass"))
-        node = tree.root_node.descendant_for_byte_range(max(0, b - 1), max(0, b - 1))
-        path = []
-        while node is not None:
-            if node.is_named and node.type not in ("program",):
-                path.append(node.type)
-            node = node.parent
-        return tuple(reversed(path))
-
     def hole_at(self, snapshot: Snapshot, offset: int, workspace: WorkspaceContext) -> Hole | NoHole:
         text = snapshot.text
         offset = max(0, min(offset, len(text)))
@@ -354,7 +340,7 @@ class SqlAnalyzer(Analyzer):
             gamma = self._statement_gamma(env, statement, None, resolver)
             context = self._context(env, gamma, statement, None, None, offset, text, s_start, "statement",
                                     self._semicolon_follows(text, offset, s_end))
-            return self._hole(snapshot, offset, offset, offset, "", indent, "Stmt", gamma, context)
+            return self._hole(offset, offset, offset, "", indent, "Stmt", gamma, context, ())
         keyword = sig[0].lower if sig[0].kind == "word" else ""
         if keyword not in QUERY_KEYWORDS:
             shown = sig[0].text.upper() if sig[0].kind == "word" else sig[0].text
@@ -404,7 +390,11 @@ class SqlAnalyzer(Analyzer):
         if mode == "statement" and self._semicolon_follows(text, offset, s_end):
             replace_end = s_end + 1
         sort = {"items": "SelectList", "subquery": "Query"}.get(mode, "Query" if block.kind == "select" else "Stmt")
-        return self._hole(snapshot, region_start, offset, replace_end, typed, indent, sort, gamma, context)
+        # where the region sits, from the statement's own reading: the same while its text is typed
+        # (the syntax node at the cursor is the word being typed, and the path is part of the key a
+        # shown suggestion is typed through by)
+        path = ("statement", keyword) + (("subquery",) if block.open_paren is not None else ())
+        return self._hole(region_start, offset, replace_end, typed, indent, sort, gamma, context, path)
 
     @staticmethod
     def _semicolon_follows(text: str, offset: int, s_end: int) -> bool:
@@ -438,12 +428,12 @@ class SqlAnalyzer(Analyzer):
         boundary = catalog_for(workspace.roots, workspace.settings).boundary
         return sql_sqlite.prepares(source.sqlite[0], boundary, edited[s_start:s_end])
 
-    def _hole(self, snapshot: Snapshot, region_start: int, offset: int, replace_end: int, typed: str, indent: str,
-              sort: str, gamma: Gamma, context: dict[str, Any]) -> Hole:
+    def _hole(self, region_start: int, offset: int, replace_end: int, typed: str, indent: str,
+              sort: str, gamma: Gamma, context: dict[str, Any], path: tuple[str, ...]) -> Hole:
         return Hole(
             language=self.name, fragment=self.fragment, sort=sort, region_start=region_start, cursor=offset,
             replace_end=replace_end, typed=typed, indent=indent, gamma=gamma, context=MappingProxyType(context),
-            region_path=self._region_path(snapshot, offset),
+            region_path=path,
         )
 
     # -- the hole's context: scopes for the grammar, tables for the prompt ------------
