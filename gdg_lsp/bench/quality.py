@@ -192,7 +192,7 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     lines += ["", "| arm | shown | accepted whole | accepted in part (words) | dismissed | characters accepted "
               "(share of the holes') |", "|---|---|---|---|---|---|"]
     lines += [f"| {arm} | {r['shown']} | {r['accepted']} | {r['partly']} | {r['dismissed']} | {r['characters']} "
-              f"({r['characters_share']:.0%}) |" for arm, m in table.items() if (r := m["replayed"])]
+              f"({r['characters_share']:.0%}) |" for arm, r in ((arm, m["replayed"]) for arm, m in table.items())]
     if any(m.get("threshold_sweep") for m in table.values()):
         lines += ["", "| arm | hidden below a mean token log-probability of | shown hidden | wrong hidden (dismissed "
                   "by the replay) | exact hidden | wrong −30% for ≤ 10% of exact |", "|---|---|---|---|---|---|"]
