@@ -58,6 +58,10 @@ class Hole:
     """The fragment's slot values and what the prompt reads; keys that begin with
     ``PROMPT_ONLY`` are read by the prompt alone, never by a grammar."""
     region_path: tuple[str, ...] = ()
+    suffix: str = ""
+    """A mid-line hole: the text after the cursor on its line, which stays where it is. What is
+    decoded is the middle, and it may end only where ``Analyzer.middle_fits`` says the statement
+    still reads with this text after it (empty: the hole runs to the end of its line)."""
 
 
 PROMPT_ONLY = "prompt_"
@@ -249,6 +253,11 @@ class Analyzer(abc.ABC):
         binders may still come below, so the mask left some positions open). The executor
         drops the line when this is not empty."""
         return []
+
+    def middle_fits(self, hole: Hole, middle: str) -> bool:
+        """Whether ``middle`` inserted at a mid-line hole's cursor leaves a statement that parses
+        with ``hole.suffix`` after it. Only languages that open mid-line holes answer True."""
+        return False
 
     def coverage(self, statement: str, gamma: Gamma) -> Coverage | None:
         """How the reference positions of a statement decoded at a guaranteed rung were

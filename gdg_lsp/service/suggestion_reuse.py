@@ -87,10 +87,11 @@ def _grammar_context(value: Any) -> Any:
 
 def hole_key(hole: Hole) -> str:
     """A digest of what a suggestion was decoded under: the hole's language, fragment, sort,
-    region and layout, its context as the grammar reads it, and every binding of Γ frame by frame
-    (name, sort, attributes). Equal keys mean the same grammar and the same Γ growth while decoding."""
+    region and layout, the text a mid-line middle must fit before, its context as the grammar
+    reads it, and every binding of Γ frame by frame (name, sort, attributes). Equal keys mean the
+    same grammar and the same Γ growth while decoding."""
     digest = hashlib.blake2b(digest_size=16)
-    shape = (hole.language, hole.fragment, hole.sort, hole.region_path, hole.indent,
+    shape = (hole.language, hole.fragment, hole.sort, hole.region_path, hole.indent, hole.suffix,
              repr(_grammar_context(hole.context)))
     digest.update(repr(shape).encode("utf-8", "surrogatepass"))
     for frame in (hole.gamma.global_layer, *hole.gamma.frames):

@@ -60,8 +60,11 @@ def test_fstring_field_is_code():
 def test_closers_after_the_cursor_are_replaced_other_text_is_not():
     code = "def f(a):\n    print(a|)\n"
     h = hole(code)
-    assert isinstance(h, Hole) and h.replace_end > h.cursor
-    assert isinstance(hole("x = 1\ny = x| + 2\n"), NoHole)
+    assert isinstance(h, Hole) and h.replace_end > h.cursor and not h.suffix
+    mid = hole("x = 1\ny = x | + 2  # sum\n")  # other text stays: a mid-line hole before it
+    assert isinstance(mid, Hole) and mid.replace_end == mid.cursor and mid.suffix == " + 2  # sum"
+    assert isinstance(hole("x = 1\ny = x| + 2\n"), Hole)  # after a whole name: `x.real`, `x * 3`...
+    assert isinstance(hole("x = 1\ny = x|x + 2\n"), NoHole)  # inside one
 
 
 def test_loop_and_continuation_keywords():

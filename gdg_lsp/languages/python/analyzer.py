@@ -22,7 +22,7 @@ from typing import Any
 import tree_sitter
 import tree_sitter_python
 
-from gdg_lsp import stamps
+from gdg_lsp import python_ast, stamps
 from gdg_lsp.caches import BoundedCache
 from gdg_lsp.documents import Snapshot, uri_to_path
 from gdg_lsp.gamma import Binding, Frame, Gamma, Origin
@@ -646,9 +646,12 @@ class PythonAnalyzer(Analyzer):
             indent = prev_line[: len(prev_line) - len(prev_line.lstrip(" \t"))]
             region_start = prev_start + len(indent)
         rest = text[offset:line_end]
-        if rest.strip() and not CLOSERS_ONLY.fullmatch(rest):
-            return NoHole("the cursor is in the middle of a line (text follows it)")
-        replace_end = line_end if rest.strip() else offset
+        # Only closers after the cursor: the grammar writes them again and the hole replaces the
+        # rest of the line. Other text stays: a mid-line hole, whose middle must fit before it.
+        mid_line = bool(rest.strip()) and not CLOSERS_ONLY.fullmatch(rest)
+        if mid_line and offset > line_start and re.fullmatch(r"\w\w", text[offset - 1 : offset + 1]):
+            return NoHole("the cursor is inside a name")
+        replace_end = line_end if rest.strip() and not mid_line else offset
         typed = self.replay_text(text[region_start:offset])
         analysis, hole_pos = self._repaired(snapshot, region_start, line_end, workspace)
         gamma = self._gamma(analysis, hole_pos, snapshot.uri)
@@ -670,8 +673,32 @@ class PythonAnalyzer(Analyzer):
         return Hole(
             language=self.name, fragment=self.fragment, sort="Stmt", region_start=region_start,
             cursor=offset, replace_end=replace_end, typed=typed, indent=indent, gamma=gamma,
-            context=MappingProxyType(context), region_path=path,
+            context=MappingProxyType(context), region_path=path, suffix=rest.rstrip("\r") if mid_line else "",
         )
+
+    def middle_fits(self, hole: Hole, middle: str) -> bool:
+        """The statement with ``middle`` at the cursor and the rest of it after (the line's rest,
+        and the lines below through its closing bracket when it continues one) parses, and every
+        name the middle reads, as the whole statement reads it, is in Γ. The grammar saw the
+        middle only as a prefix: its last word may be the start of a name (``ave`` of
+        ``average``) that the suffix ends, and the statement reads it as a name."""
+        if not hole.suffix:
+            return False
+        below = str(hole.context.get("statement_rest", ""))
+        statement = hole.typed + middle + self.replay_text(hole.suffix + ("\n" + below if below else ""))
+        stripped = statement.strip()
+        module = self._as_module(statement)
+        source = module.encode()
+        tree = parse(source)
+        # tree-sitter reads some lines CPython refuses (a positional argument after a keyword one)
+        if tree.root_node.has_error or not python_ast.parses(source):
+            return False
+        at = module.find(stripped) + len(hole.typed) - (len(statement) - len(statement.lstrip()))
+        start = len(module[:at].encode())
+        end = start + len(middle.encode())
+        return all(ref.name in hole.gamma or any(ref.name in scope.decls for scope in ref.scope.chain()
+                                                 if scope.kind != "module")  # a comprehension's, a lambda's
+                   for ref in scopes.build(tree, source).references if ref.start < end and ref.end > start)
 
     @staticmethod
     def _in_comment_or_string(snapshot: Snapshot, offset: int, line_start: int) -> str | None:
