@@ -17,6 +17,7 @@ nothing when some decoded prefix qualifies); nothing follows either.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -281,7 +282,7 @@ class Executor:
             trace.dropped = "no rung of the fragment accepts the text typed so far"
             trace.stop_reason = StopReason.NO_RUNG.value
             raise _Stop(StopReason.NO_RUNG)
-        result = self._decode(prompt if first else None, state, choice, spec)
+        result = self._decode(prompt if first else None, state, choice, spec, hole)
         trace.stop_reason, trace.tokens, trace.free_bits = result.stop_reason, result.steps, result.free_bits
         trace.logprob = result.logprob
         trace.seconds = {"compile": chosen, "prefill": result.prefill_seconds, "model": result.model_seconds,
@@ -300,6 +301,8 @@ class Executor:
         if not line.strip() and first:
             raise _Stop(StopReason(result.stop_reason))
         state.lines.append(line)
+        if first and hole.suffix:  # a mid-line middle is all there is: the line goes on after it
+            raise _Stop(StopReason(result.stop_reason))
         if result.line_continues:
             raise _Stop(StopReason.CONTINUES)
         if not result.natural or result.stop_reason != STOP_NEWLINE:
@@ -311,7 +314,10 @@ class Executor:
         self._carry(hole, statement, result, state, trace)
 
     def _decode(self, prompt: Prompt | None, state: _Progress, choice: fragments.Choice,
-                spec: _StatementSpec) -> DecodeResult:
+                spec: _StatementSpec, hole: Hole) -> DecodeResult:
+        # a mid-line middle under a grammar ends only where it fits before the rest of the line
+        # (unconstrained, it ends where the model stops, as a plain FIM decode does)
+        mid_line = prompt is not None and bool(hole.suffix) and choice.compiled is not None
         result = self.decoder.decode(DecodeSpec(
             prompt_ids=state.ids, heal=state.heal, heal_outside=state.heal_outside,
             replay=prompt.replay if prompt is not None else state.layout, grammar=choice.compiled,
@@ -319,6 +325,8 @@ class Executor:
             deadline=spec.deadline, cancel=spec.cancel, prefilled=spec.prefilled,
             temperature=spec.temperature, seed=None if spec.seed is None else spec.seed + spec.index,
             measure_free_bits=spec.measure_free_bits, avoid_start=spec.avoid_start,
+            end_check=functools.partial(self.analyzer.middle_fits, hole) if mid_line else None,
+            suffix=self.analyzer.replay_text(hole.suffix).rstrip() if mid_line else "",
         ))
         state.tokens_left -= result.steps
         return result
@@ -393,7 +401,9 @@ class Executor:
                 state.frames.pop()
                 state.gamma.pop()
             state.indent = line_indent
-        if not result.natural:
+        if first and hole.suffix and result.complete_text is not None:
+            line = result.complete_text  # a middle the model did not end where it fits: where it last did
+        elif not result.natural:
             if result.complete_text is not None:  # cut back to a valid prefix outside any name
                 cut = self._budget_cut(result, state, first, hole, choice)
                 line = cut if first else state.layout + cut

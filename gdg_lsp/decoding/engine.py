@@ -7,6 +7,17 @@ until the region's line ends, the grammar ends, a stop token comes, the token
 or time budget runs out, or the request is cancelled (checked before every
 token).
 
+A mid-line hole (``DecodeSpec.end_check``) decodes the middle before text that
+stays after the cursor: no token may break the line, and the middle ends where
+the model ends it (its stop token, or a token that starts writing the suffix
+itself: FIM models trained on whole lines write the middle, then the rest of
+the line) only where the middle fits, that is where the suffix's first character
+continues the grammar (a name cut inside a word, or run into a word of the
+suffix, ends nowhere) and the language's parser reads the statement with the
+suffix after it. Elsewhere the stop token is masked (the model's next choice is
+taken) and a token like the suffix's start is part of the middle; a middle cut
+by a budget is cut back to the last point where it fitted.
+
 ``free_bits`` is Σ log2 |allowed tokens| over the steps: 0 for a forced
 string, about log2 |V| per step for unconstrained text. Counting needs the
 whole mask at every step, so it is measured only when asked
@@ -30,7 +41,7 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +103,12 @@ class DecodeSpec:
     """Build the whole mask at every step to count the allowed tokens (benchmarks,
     explain). False: the model's choice is checked first (see the module doc)
     and ``DecodeResult.free_bits`` is None."""
+    end_check: Callable[[str], bool] | None = None
+    """A mid-line hole: whether the generated text, inserted at the cursor, leaves a statement
+    that parses with the text after it (see the module doc). None: the region ends as usual."""
+    suffix: str = ""
+    """With ``end_check``: the text after the cursor as the grammar would read it (comments
+    left out); its first character must continue the grammar where the middle ends."""
 
 
 @dataclass
@@ -122,7 +139,8 @@ class DecodeResult:
     where the grammar would have accepted the end of the region, so that what is
     suggested is a complete statement read the way the grammar read it (a cut
     ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
-    region ended naturally or there is no grammar."""
+    region ended naturally or there is no grammar. A mid-line middle that did not end
+    with the model's stop token: the text up to the last point where it fitted ("" if none)."""
     token_ends: list[int] = field(default_factory=list)
     """Byte offsets in ``text`` (UTF-8) where a token ended, in order."""
 
@@ -154,6 +172,10 @@ class DecodeResult:
 class Decoder:
     """Holds the per-vocabulary buffers; ``decode`` runs one region."""
 
+    fits_mid_line = True
+    """It checks where a mid-line middle may end (``DecodeSpec.end_check``); a decoder that hands
+    the region to another engine cannot, and mid-line holes are off with it."""
+
     def __init__(self, backend: ModelBackend) -> None:
         self.backend = backend
         self.vocab = backend.vocab
@@ -179,6 +201,8 @@ class Decoder:
         self._draft: list[int] = []
         self._draft_rows: list[torch.Tensor] = []
         self._stop = sorted(i for i in self.vocab.stop_ids if i < size)
+        self._line_breaking: torch.Tensor | None = None
+        self._stopping: torch.Tensor | None = None
 
     def prefill_ahead(self, ids: Sequence[int], cancel: threading.Event | None = None,
                       deadline: float | None = None) -> Future:
@@ -236,6 +260,10 @@ class Decoder:
         continues = False
         avoid_bytes = spec.avoid_start.encode("utf-8")
         model_before = stats_of(self.backend).model_seconds
+        mid_line = spec.end_check is not None
+        suffix_bytes = spec.suffix.encode("utf-8")
+        fits = False  # mid-line: the middle decoded so far may end here
+        last_fit: int | None = None
 
         prefill_began = time.perf_counter()
         try:
@@ -266,11 +294,21 @@ class Decoder:
             logits = logits.float()
             no_blank = not spec.region_may_start_blank and not region
             avoid = avoid_bytes if avoid_bytes and not bytes(produced[heal_bytes:]).strip(b" \t") else b""
+            if mid_line and fits and self._reaches_suffix(self._pick(logits.masked_fill(self._special, -math.inf)),
+                                                          suffix_bytes):
+                mask_seconds += time.perf_counter() - mask_began
+                stop = STOP_EOS  # the model ends the middle where it fits
+                break
             if pending:
-                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank, avoid)
+                token, allowed_count = self._heal_step(logits, pending, produced, outside, matcher, no_blank, avoid,
+                                                       mid_line)
             else:
+                blocked = self._avoid_mask(avoid) if avoid else None
+                if mid_line:  # the stop token was judged above; the middle stays on its line
+                    ends = self._line_breaks() | self._stops_mask()
+                    blocked = ends if blocked is None else blocked | ends
                 token, allowed_count = self._masked_step(logits, matcher, no_blank, not spec.measure_free_bits,
-                                                         self._avoid_mask(avoid) if avoid else None)
+                                                         blocked)
             mask_seconds += time.perf_counter() - mask_began
             if token is None:
                 stop = STOP_DEAD_END
@@ -306,13 +344,18 @@ class Decoder:
                 break
             if matcher is not None and not pending and matcher.could_end_with(end_marker):
                 last_complete = len(produced)
+            if mid_line:
+                fits = not pending and self._middle_fits(spec, matcher, bytes(produced[heal_bytes:]))
+                last_fit = len(produced) if fits else last_fit
             logits = self._advance(token, spec, ids, tokens_left=spec.max_tokens - len(ids))
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
         text, layout = _cut_line(generated.decode("utf-8", "ignore"), spec.stop_at_newline and stop == STOP_NEWLINE)
         model_after = stats_of(self.backend).model_seconds
         complete_text = None
-        if matcher is not None and stop not in NATURAL_STOPS:
+        if mid_line and stop != STOP_EOS:
+            complete_text = bytes(produced[heal_bytes:last_fit]).decode("utf-8", "ignore") if last_fit else ""
+        elif matcher is not None and stop not in NATURAL_STOPS:
             cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
             complete_text = cut.decode("utf-8", "ignore")
         return DecodeResult(
@@ -364,6 +407,59 @@ class Decoder:
         self.drafted += len(draft)
         self._draft, self._draft_rows = draft, list(rows[1:])
         return rows[0]
+
+    @staticmethod
+    def _middle_fits(spec: DecodeSpec, matcher: Matcher | None, generated: bytes) -> bool:
+        """Whether a mid-line middle may end after ``generated`` (see the module doc)."""
+        try:
+            middle = generated.decode("utf-8")
+        except UnicodeDecodeError:  # a token ended inside a character
+            return False
+        if not middle.strip():
+            return False
+        suffix = spec.suffix
+        if suffix[:1] and _is_word(suffix[0]) and _is_word(middle[-1]):
+            return False  # the middle's last word would run into the suffix's first
+        if middle[-1] in " \t" and (not suffix or suffix[0] in " \t)]},:;."):
+            return False  # a blank before a blank, a closer or the line's end is never wanted
+        if matcher is not None:
+            ahead = suffix.lstrip(" \t")[:1]
+            if not ahead:  # nothing but blanks follows: the statement ends with the middle
+                if not matcher.could_end_with(spec.end_marker.encode("utf-8")):
+                    return False
+            # the blanks and the first character after them (or that character alone, where the
+            # grammar writes no blank): a name the middle ends on must be complete there
+            elif not any(_continues(matcher, s) for s in dict.fromkeys((suffix[: len(suffix) - len(
+                    suffix.lstrip(" \t")) + 1], ahead))):
+                return False
+        return spec.end_check(middle)
+
+    def _reaches_suffix(self, token: int, suffix: bytes) -> bool:
+        """Where the middle fits, whether the model's choice ends it: its stop token, or a token that
+        starts writing the suffix itself (a FIM model that lays the cursor's line out whole
+        writes the middle, then the rest of the line, then the line's end)."""
+        if token in self.vocab.stop_ids:
+            return True
+        piece = self.vocab.token_bytes[token] if token < len(self.vocab.token_bytes) else b""
+        line = piece.split(b"\n", 1)[0]
+        if not suffix:
+            return bool(piece) and not line.strip()  # the line's end (or blanks before it)
+        return bool(line.strip()) and (suffix.startswith(line) or line.startswith(suffix))
+
+    def _line_breaks(self) -> torch.Tensor:
+        """Tokens with a line break (a mid-line middle stays on its line)."""
+        if self._line_breaking is None:
+            flags = np.array([b"\n" in piece or b"\r" in piece for piece in self.vocab.token_bytes[: self._size]]
+                             + [False] * max(0, self._size - len(self.vocab.token_bytes)), dtype=bool)
+            self._line_breaking = torch.from_numpy(flags)
+        return self._line_breaking
+
+    def _stops_mask(self) -> torch.Tensor:
+        if self._stopping is None:
+            flags = np.zeros(self._size, dtype=bool)
+            flags[self._stop] = True
+            self._stopping = torch.from_numpy(flags)
+        return self._stopping
 
     def _pick(self, scores: torch.Tensor) -> int:
         if self._generator is None:  # numpy's argmax (the first maximum, as torch's): 0.01 ms over 151,936
@@ -419,7 +515,7 @@ class Decoder:
 
     def _heal_step(
         self, logits: torch.Tensor, pending: bytes, produced: bytearray, outside: int, matcher: Matcher | None,
-        no_blank: bool = False, avoid: bytes = b"",
+        no_blank: bool = False, avoid: bytes = b"", mid_line: bool = False,
     ) -> tuple[int | None, int]:
         """The best token consistent with the healed text (and with the grammar past it);
         with ``avoid``, not one whose bytes past the healed text start with it.
@@ -442,6 +538,8 @@ class Decoder:
             piece = self.vocab.token_bytes[token]
             region_piece = piece[max(0, outside - len(produced)) :] if len(produced) + len(piece) > outside else b""
             if no_blank and region_piece[:1] in (b" ", b"\t"):
+                continue
+            if mid_line and (b"\n" in piece or b"\r" in piece):
                 continue
             if avoid and (beyond := piece[len(pending):].lstrip(b" \t")) and (
                     beyond.startswith(avoid) or avoid.startswith(beyond)):
@@ -481,6 +579,14 @@ def settle(future: Future | None) -> None:
 
 def _lazy(make: Any):
     yield from make()
+
+
+def _continues(matcher: Matcher, char: str) -> bool:
+    """Whether the grammar takes ``char`` next (the matcher is left as it was)."""
+    if not matcher.accept_bytes(char.encode("utf-8")):
+        return False
+    matcher.rollback(1)
+    return True
 
 
 def _is_word(char: str) -> bool:

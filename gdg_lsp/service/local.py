@@ -283,6 +283,9 @@ class CompletionService:
         if cancel is not None and cancel.is_set():
             plan.reason, plan.ended = "cancelled", time.perf_counter()
             return plan
+        if hole.suffix and (off := self.mid_line_off(settings)) is not None:
+            plan.reason, plan.ended = off, time.perf_counter()
+            return plan
         began = time.perf_counter()
         plan.prompt, plan.shape = prompts.build(self.vocab, self.template, analysis.snapshot, hole, analysis.analyzer,
                                                 settings, analysis.workspace)
@@ -296,6 +299,20 @@ class CompletionService:
             plan.timings["grammar"] = time.perf_counter() - compiling
         plan.ended = time.perf_counter()
         return plan
+
+    def mid_line_off(self, settings: Settings) -> str | None:
+        """Why holes with text after the cursor on their line get nothing here, or None. The middle
+        is written for the text after it only by a model that reads that text (fill-in-the-middle),
+        and ended where it fits only by the local decoding loop."""
+        if self.decoder is not None and not getattr(self.decoder, "fits_mid_line", False):
+            return ("mid-line holes are off with a remote engine: where the middle may end is checked "
+                    "token by token in the local decoding loop")
+        if self.template is None:
+            return (f"mid-line holes are off: the model ({self.model}) has no fill-in-the-middle tokens and "
+                    "never reads the text after the cursor (a code model has: gdg.model qwen2.5-coder-0.5b)")
+        if not settings.suffix:
+            return "mid-line holes are off: gdg.suffix is false, so the model never reads the text after the cursor"
+        return None
 
     def _own(self, plan: Plan, cancel: Any) -> Plan:
         """``plan`` if this service made it with a prompt, else this service's plan from its analysis."""
@@ -515,8 +532,12 @@ class _Search:
             else:
                 execution = run(candidates.SAMPLING_TEMPERATURE, attempt)
             hole, text = self.hole, self.snapshot.text
-            fitted = suffix.fit(execution.text, text, hole.cursor, hole.replace_end) if self.settings.suffix \
-                else suffix.Fit(execution.text, hole.replace_end)
+            if hole.suffix and execution.rung is not None:  # a middle ended where it fits before the suffix
+                fitted = suffix.Fit(execution.text, hole.cursor)
+            elif self.settings.suffix:
+                fitted = suffix.fit(execution.text, text, hole.cursor, hole.replace_end)
+            else:
+                fitted = suffix.Fit(execution.text, hole.replace_end)
             if not fitted.text.strip() or (fitted.text, fitted.end) in self._seen:
                 self._only_suffix = self._only_suffix or (attempt == 0 and bool(execution.text.strip()))
                 continue
