@@ -74,9 +74,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="keep only holes whose original code matches REGEX (e.g. '\\b\\w+\\.\\w' for attribute references)")
     parser.add_argument("--warm", action="store_true",
                         help="ask each arm twice and also report the second (grammar already compiled) latency")
-    parser.add_argument("--holes", default="line", choices=("line", "midline", "continuation"),
+    parser.add_argument("--holes", default="line", choices=("line", "midline", "inside", "continuation"),
                         help="line: a statement's line emptied; midline: a call's arguments removed, the cursor "
-                             "between ( and ) (languages whose plug-in cuts them: python); continuation: a line "
+                             "between ( and ) (languages whose plug-in cuts them: python); inside: an expression "
+                             "removed from inside a line, the rest of the line after the cursor (python); continuation: a line "
                              "inside a statement's brackets, or a P4 table's key element, emptied (python, "
                              "tilelang, p4)")
     parser.add_argument("--prompt", default="", metavar="VARIANTS",

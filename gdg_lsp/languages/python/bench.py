@@ -4,7 +4,9 @@ Holes: simple statements (one line, not a block header) at statement starts
 inside functions of the corpus modules. The document keeps every other line;
 the hole's line keeps only its indentation, with the cursor after it.
 Mid-line holes (``--holes midline``): the same statements ending with a call,
-its arguments removed, the cursor between ``(`` and ``)``.
+its arguments removed, the cursor between ``(`` and ``)``. Holes inside a line
+(``--holes inside``): an expression of such a statement removed, the rest of the
+line (more than closers) after the cursor.
 
 Oracle (independent of the server's Γ): the file with the suggestion put back
 must compile, and pyflakes must report no undefined name on that line. A
@@ -34,6 +36,7 @@ import sys
 import tokenize
 import warnings
 from pathlib import Path
+from typing import Any
 
 from gdg_lsp import python_ast
 from gdg_lsp.languages.cases import HoleCase, OracleResult
@@ -116,28 +119,71 @@ def cut_midline_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
     """Mid-line holes: the arguments of the call that ends a one-line statement are removed,
     the cursor is after its ``(`` and the ``)`` follows (what an editor's auto-closed
     bracket leaves). ``expected`` is the original line from the cursor on."""
+
+    def arguments(line: str, rng: random.Random) -> tuple[int, int] | None:
+        at = _call_hole(line)
+        return None if at is None else (at, len(line) - 1)
+
+    return _cut_in_lines(corpus, n, seed, arguments, "mid")
+
+
+_CLOSERS = frozenset(" \t)]}:,")
+
+
+def _inner_span(line: str, rng: random.Random) -> tuple[int, int] | None:
+    """An expression inside a one-line statement with code after it on the line (not only
+    closers): a name, a call, an operand, a subscript..., one chosen at random."""
+    stripped = line.strip()
+    if "f'" in stripped or 'f"' in stripped:  # f-string fields' offsets are not the text's
+        return None
+    try:
+        stmt = python_ast.parse(stripped).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return None
+    indent = len(line) - len(line.lstrip())
+    spans = sorted({(node.col_offset, node.end_col_offset) for node in ast.walk(stmt)
+                    if isinstance(node, ast.expr) and node.lineno == node.end_lineno == 1
+                    and 0 < node.col_offset and 1 <= node.end_col_offset - node.col_offset <= 40
+                    and not set(stripped[node.end_col_offset:]) <= _CLOSERS})
+    if not spans:
+        return None
+    at, to = spans[rng.randrange(len(spans))]
+    return indent + at, indent + to
+
+
+def cut_inside_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Holes inside a line (``--holes inside``): an expression of a one-line statement removed,
+    the cursor where it was and the rest of the line after it (more than closers: an operator,
+    further arguments, a comparison, ``:`` and a body...). ``expected`` is the original line from
+    the cursor on."""
+    return _cut_in_lines(corpus, n, seed, _inner_span, "in")
+
+
+def _cut_in_lines(corpus: Path, n: int, seed: int, where: Any, tag: str) -> list[HoleCase]:
+    """Holes cut from one-line statements by ``where(line, rng)`` -> (start, end) of the text
+    removed, or None; round-robin over files, as for line holes."""
     rng = random.Random(seed)
     files = corpus_files(corpus)
-    pools = {path: [(no, line) for no, line in _candidates(path) if line.isascii() and _call_hole(line)]
-             for path in files}
+    pools = {path: [(no, line.rstrip()) for no, line in _candidates(path)
+                    if line.isascii() and where(line.rstrip(), random.Random(0)) is not None] for path in files}
     cases: list[HoleCase] = []
     order = [path for path in files if pools[path]]
     rng.shuffle(order)
     while len(cases) < n and any(pools[p] for p in order):
-        for path in order:  # round-robin over files, as for line holes
+        for path in order:
             if len(cases) >= n or not pools[path]:
                 continue
             lineno, line = pools[path].pop(rng.randrange(len(pools[path])))
-            at = _call_hole(line)
+            at, to = where(line, rng)
             text_lines = path.read_text(encoding="utf-8").split("\n")
-            text_lines[lineno - 1] = line[:at] + ")"
+            text_lines[lineno - 1] = line[:at] + line[to:]
             text = "\n".join(text_lines)
             cursor = sum(len(l) + 1 for l in text_lines[: lineno - 1]) + at
             indent = line[: len(line) - len(line.lstrip())]
             cases.append(HoleCase(
-                case_id=f"{path.name}:{lineno}:mid", language=LANGUAGE, uri=path.resolve().as_uri(), text=text,
+                case_id=f"{path.name}:{lineno}:{tag}", language=LANGUAGE, uri=path.resolve().as_uri(), text=text,
                 cursor=cursor, expected=line[at:],
-                meta={"file": str(path), "line": lineno, "indent": indent, "midline": True, "rest": ")"},
+                meta={"file": str(path), "line": lineno, "indent": indent, "midline": True, "rest": line[to:]},
             ))
     return cases
 
