@@ -290,6 +290,10 @@ class Executor:
         line = self._line(result, state, trace, first, hole, choice)
         statement = (hole.typed + line) if first else line.strip()
         refused, trace.coverage = self._refusal(statement, line, state, choice)
+        if refused and first and hole.suffix and line.strip():
+            # a middle is read with the rest of its line: the FROM after a select list binds its columns
+            refused, trace.coverage = self._refusal(statement + self.analyzer.replay_text(hole.suffix), line,
+                                                    state, choice)
         if refused:
             trace.dropped = refused
             raise _Stop(StopReason.UNBOUND_NAME)

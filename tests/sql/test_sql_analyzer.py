@@ -52,7 +52,7 @@ def test_registered_for_sql_files():
     ("SELECT a, FROM singer WHERE |", "comma before FROM"),
     ("SELECT count(*) AS |", "alias"),
     ("SELECT Na|me FROM singer", "inside a word"),
-    ("SELECT | , x FROM singer WHERE a = 1", "text follows"),
+    ("SELECT Name FROM singer WHERE|\n  Age > 1", "on the lines below"),  # a middle stays on its line
     ("WITH r AS (SELECT 1), |", "CTE"),
 ])
 def test_no_hole_where_nothing_should_be_generated(marked, reason, ws):

@@ -43,6 +43,7 @@ from gdg_lsp.languages.base import (
 from gdg_lsp.languages.sql import dialects
 from gdg_lsp.languages.sql import names as sql_names
 from gdg_lsp.languages.sql import prompt as sql_prompt
+from gdg_lsp.languages.sql import scratch as sql_scratch
 from gdg_lsp.languages.sql import sources as sql_sources
 from gdg_lsp.languages.sql import sqlite as sql_sqlite
 from gdg_lsp.languages.sql.catalog import catalog_for
@@ -364,6 +365,7 @@ class SqlAnalyzer(Analyzer):
         replace_end = offset
         mode = "subquery" if block.open_paren is not None else "statement"
         items_end: tuple[str, bool] | None = None
+        suffix = ""
         if following:
             from_clause = block.has_clause("from")
             current = block.clause_at(offset)
@@ -377,7 +379,14 @@ class SqlAnalyzer(Analyzer):
                     replace_end = following[0].end
                 mode = "items"
             else:
-                return NoHole("text follows the cursor in this statement")
+                line_end = text.find("\n", offset)
+                rest = text[offset:] if line_end == -1 else text[offset:line_end]
+                if not rest.strip():
+                    return NoHole("text follows the cursor in this statement (on the lines below)")
+                if env.resolution.dialect.name == "postgres":
+                    return NoHole("text follows the cursor: a middle is checked with SQLite, "
+                                  "which does not read PostgreSQL")
+                suffix = rest.rstrip("\r")  # a mid-line middle: the rest of the statement stays
         elif block.close_paren is not None:
             replace_end = block.close_paren + 1  # the grammar regenerates the ")"
         region_start = block.start if block.start <= offset else offset
@@ -389,12 +398,14 @@ class SqlAnalyzer(Analyzer):
                                 mode == "statement" and self._semicolon_follows(text, offset, s_end), items_end)
         if mode == "statement" and self._semicolon_follows(text, offset, s_end):
             replace_end = s_end + 1
+        if suffix:  # what the middle must fit between (SqlAnalyzer.middle_fits)
+            context["statement_around"] = (text[s_start:offset], text[offset:s_end])
         sort = {"items": "SelectList", "subquery": "Query"}.get(mode, "Query" if block.kind == "select" else "Stmt")
         # where the region sits, from the statement's own reading: the same while its text is typed
         # (the syntax node at the cursor is the word being typed, and the path is part of the key a
         # shown suggestion is typed through by)
         path = ("statement", keyword) + (("subquery",) if block.open_paren is not None else ())
-        return self._hole(region_start, offset, replace_end, typed, indent, sort, gamma, context, path)
+        return self._hole(region_start, offset, replace_end, typed, indent, sort, gamma, context, path, suffix)
 
     @staticmethod
     def _semicolon_follows(text: str, offset: int, s_end: int) -> bool:
@@ -429,12 +440,23 @@ class SqlAnalyzer(Analyzer):
         return sql_sqlite.prepares(source.sqlite[0], boundary, edited[s_start:s_end])
 
     def _hole(self, region_start: int, offset: int, replace_end: int, typed: str, indent: str,
-              sort: str, gamma: Gamma, context: dict[str, Any], path: tuple[str, ...]) -> Hole:
+              sort: str, gamma: Gamma, context: dict[str, Any], path: tuple[str, ...], suffix: str = "") -> Hole:
         return Hole(
             language=self.name, fragment=self.fragment, sort=sort, region_start=region_start, cursor=offset,
             replace_end=replace_end, typed=typed, indent=indent, gamma=gamma, context=MappingProxyType(context),
-            region_path=path,
+            region_path=path, suffix=suffix,
         )
+
+    def middle_fits(self, hole: Hole, middle: str) -> bool:
+        """The statement with ``middle`` at the cursor and the rest of it after prepares over Γ's
+        tables alone (``scratch.prepares``: its syntax, and every table and column it names; the
+        file's own database is not opened for it). The grammar saw the middle only as a
+        prefix of a query: this is where the text after the cursor is read with it."""
+        around = hole.context.get("statement_around")
+        if not hole.suffix or not around:
+            return False
+        before, after = around
+        return sql_scratch.prepares(hole.gamma, before + middle + after)
 
     # -- the hole's context: scopes for the grammar, tables for the prompt ------------
 
