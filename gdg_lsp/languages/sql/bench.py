@@ -34,6 +34,7 @@ from typing import Any
 
 from gdg_lsp.languages.base import WorkspaceContext
 from gdg_lsp.languages.cases import HoleCase, OracleResult
+from gdg_lsp.languages.sql.lexer import significant, tokenize
 
 QUERY_TIMEOUT_S = 5.0
 _MISSING = re.compile(r"no such (table|column): (.+)$")
@@ -97,6 +98,67 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
                   "workspace_roots": [str(workspace)], "gold_rows": row.get("gold_rows")},
         ))
     return cases
+
+
+def cut_inside_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Holes inside the gold query (``--holes inside``): an operand removed (a column, a
+    qualified column, a number or a string) with the rest of the query after it on the line,
+    the cursor where it was; ``expected`` is the query from the cursor on. One hole per
+    question, in the same seeded order as ``cut_holes``."""
+    root = _corpus(Path(corpus))
+    workspace = layout(root)
+    rows = [json.loads(line) for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    rng = random.Random(seed)
+    cases: list[HoleCase] = []
+    for index in order:
+        if n and len(cases) >= n:
+            break
+        row = rows[index]
+        gold = " ".join(str(row["query"]).split())
+        spans = _operands(gold)
+        if not spans:
+            continue
+        at, to = spans[rng.randrange(len(spans))]
+        db_id = row["db_id"]
+        question = " ".join(str(row["question"]).split())
+        header = f"-- {question}\n"
+        text = header + gold[:at] + gold[to:] + "\n"
+        path = workspace / db_id / f"question_{index:03d}_inside.sql"
+        path.write_text(text, encoding="utf-8")
+        database = (root / "db" / f"{db_id}.sqlite").resolve()
+        cases.append(HoleCase(
+            case_id=f"sql-{index:03d}-{db_id}-in", language="sql", uri=path.as_uri(), text=text,
+            cursor=len(header) + at, expected=gold[at:],
+            meta={"db_id": db_id, "question": question, "gold": gold, "database": str(database),
+                  "workspace_roots": [str(workspace)], "gold_rows": row.get("gold_rows"), "midline": True,
+                  "rest": gold[to:]},
+        ))
+    return cases
+
+
+def _operands(query: str) -> list[tuple[int, int]]:
+    """Where an operand of ``query`` lies (after its first word, with more than a ``;`` after it):
+    a column or ``alias.column``, a number, a string."""
+    tokens = significant(tokenize(query))
+    spans: list[tuple[int, int]] = []
+    i = 1
+    while i < len(tokens):
+        token = tokens[i]
+        if token.kind in ("number", "string") or token.is_identifier:
+            end = i
+            while (end + 2 < len(tokens) and tokens[end + 1].text == "." and tokens[end + 1].start == tokens[end].end
+                   and tokens[end + 2].start == tokens[end + 1].end):
+                end += 2
+            previous = tokens[i - 1]
+            if (query[tokens[end].end :].strip(" ;") and not previous.is_word("as", "from", "join")
+                    and previous.text != "."):
+                spans.append((token.start, tokens[end].end))
+            i = end + 1
+        else:
+            i += 1
+    return spans
 
 
 def _after_select(query: str) -> str:
