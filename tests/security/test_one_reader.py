@@ -92,6 +92,8 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "MAX_FILES_VISITED; each file read through the boundary",
     ("gdg_lsp/server/file_watcher.py", "folders_to_watch", "os.scandir"):
         "the names of the folders the server's watcher watches (links not followed, capped); reads no file",
+    ("gdg_lsp/languages/sql/scratch.py", "_database", "sqlite3.connect"):
+        "\":memory:\" only: the scratch database a mid-line SQL middle is judged on, made from Γ's tables",
     ("gdg_lsp/languages/sql/sqlite.py", "_open", "sqlite3.connect"):
         "the real path judged by Boundary.head (inside, regular, SQLite's header) right before",
     ("gdg_lsp/languages/shell/git_state.py", "_loose_refs", "os.scandir"):

@@ -98,7 +98,10 @@ async def test_the_first_candidate_comes_at_once_and_the_others_on_the_next_ask(
     server_obj = create_server(dev=True)
     server_obj.session.worker.resolve_model = slow_random_resolver(0.0, seed=5)
     uri = "file:///cands/m.py"
-    async with InProcessServer(server=server_obj, initialization_options={"maxTokens": 24, "candidates": 3}) as server:
+    # no work ahead: its prefill would draw from the random model's stream at a moment of its own
+    # (on a loaded machine the first answer then came out empty)
+    options = {"maxTokens": 24, "candidates": 3, "workAhead": False}
+    async with InProcessServer(server=server_obj, initialization_options=options) as server:
         assert await server.wait_model() == "ready"
         server.open(uri, "import os\nvalue_total = 1\nvalue_count = 2\n")
         ask = {"textDocument": {"uri": uri}, "position": {"line": 3, "character": 0}, "context": {"triggerKind": 1}}
