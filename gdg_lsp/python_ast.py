@@ -26,12 +26,25 @@ def parse(source: str | bytes, filename: str = "<unknown>", mode: str = "exec") 
 
 
 def parses(source: str | bytes) -> bool:
-    """Whether CPython's parser reads ``source`` (its warnings about odd escapes silenced: the
-    answer is all that is wanted). Read only, like ``parse``: nothing is compiled to code."""
+    """Whether CPython reads ``source``: its parser (warnings about odd escapes silenced: the
+    answer is all that is wanted), and the refusals its compiler makes of a parsed tree that
+    the tree itself shows (a keyword argument given twice, a parameter named twice). Read only,
+    like ``parse``: nothing is compiled to code."""
     with _LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            ast.parse(source)
+            tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-    return True
+    return not any(_named_twice(node) for node in ast.walk(tree))
+
+
+def _named_twice(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        names = [k.arg for k in node.keywords if k.arg is not None]
+    elif isinstance(node, ast.arguments):
+        names = [a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg)
+                 if a is not None]
+    else:
+        return False
+    return len(names) != len(set(names))

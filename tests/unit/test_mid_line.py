@@ -10,12 +10,14 @@ invented ones before random suffixes; Python's own ``ast`` judges what comes out
 from __future__ import annotations
 
 import ast
+import contextlib
 import keyword
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gdg_lsp import python_ast
 from gdg_lsp.backends.models import random_backend
 from gdg_lsp.decoding.engine import Decoder
 from gdg_lsp.documents import Document, Snapshot
@@ -70,12 +72,26 @@ def test_a_model_that_writes_the_rest_of_the_line_ends_the_middle_before_it(tiny
     ("    x = len(@) + beta\n", "alp"),  # the start of a name the suffix would end: `alp` is no name
     ("    x = len(@) + beta\n", "zzz"),  # a keyword argument's start the grammar allowed, read as a name
     ("    x = @pha + 1\n", "al"),  # run into the suffix's word (`alpha` is in Γ, but not written here)
+    ("    x = @.real\n", "beta #x"),  # not a name, but the rest of the line would be the comment's text
 ])
 def test_a_middle_never_ends_on_a_name_that_is_not_in_gamma(line, script, tiny_vocab, tiny_engine):
     middle = _middle(HEADER + line, script, tiny_engine, tiny_vocab)
     assert middle != script
     if middle:  # whatever else it found must fit
         _assert_fits(HEADER + line, middle, {"alpha", "beta"})
+
+
+@pytest.mark.parametrize("source, reads", [
+    ("max(key=a, key=b)", False),  # parsed by ast, refused by CPython's compiler
+    ("lambda x, x: 1", False),
+    ("def g(a, *, a): pass", False),
+    ("max(a, key=b)", True),
+    ("f(**a, **b)", True),
+])
+def test_a_middle_is_judged_by_what_cpython_reads(source, reads):
+    assert python_ast.parses(source) is reads
+    with pytest.raises(SyntaxError) if not reads else contextlib.nullcontext():
+        compile(source, "<test>", "exec", dont_inherit=True)  # the truth the judge stands for
 
 
 def test_a_cursor_inside_a_name_is_no_hole():

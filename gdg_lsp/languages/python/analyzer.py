@@ -684,6 +684,8 @@ class PythonAnalyzer(Analyzer):
         ``average``) that the suffix ends, and the statement reads it as a name."""
         if not hole.suffix:
             return False
+        if lex_state(hole.typed + middle, 0, len(hole.typed) + len(middle)).in_comment:
+            return False  # the rest of the line would be read as the comment's text
         below = str(hole.context.get("statement_rest", ""))
         statement = hole.typed + middle + self.replay_text(hole.suffix + ("\n" + below if below else ""))
         stripped = statement.strip()
