@@ -227,10 +227,12 @@ class P4Analyzer(Analyzer):
         if text[line_start:offset].count('"') % 2 == 1:
             return NoHole("inside a string")
         rest = text[offset:line_end]
-        if rest.strip() and not CLOSERS_ONLY.fullmatch(rest):
-            return NoHole("the cursor is in the middle of a line (text follows it)")
-        # a closing brace after the cursor stays; other closers are regenerated
-        replace_end = offset if (not rest.strip() or "}" in rest) else line_end
+        mid_line = bool(rest.strip()) and not CLOSERS_ONLY.fullmatch(rest)
+        if mid_line and _is_word(text[offset - 1 : offset]) and _is_word(rest[:1]):
+            return NoHole("the cursor is inside a name")
+        # a closing brace after the cursor stays; other closers are regenerated; a mid-line
+        # hole's text after the cursor stays whole (``middle_fits`` reads it)
+        replace_end = offset if (mid_line or not rest.strip() or "}" in rest) else line_end
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         first = line_start + len(indent)
         if offset < first:
@@ -244,7 +246,7 @@ class P4Analyzer(Analyzer):
         # The region's text is left out of the analysed text (Γ is taken where the region
         # starts, so no offset before it moves): every keystroke in one region gives the
         # same text, so the analysis, the blocks and Γ are computed once per region.
-        cut_end = replace_end if replace_end > offset else offset
+        cut_end = line_end if mid_line else replace_end if replace_end > offset else offset
         analysis = self.analysis(text[:region_start] + text[cut_end:], snapshot.uri, workspace, region_start)
         blocks = self._blocks(analysis, region_start)
         code = analysis.pre.code  # the document's code up to region_start
@@ -264,14 +266,43 @@ class P4Analyzer(Analyzer):
         if isinstance(chosen, NoHole):
             return chosen
         fragment_name, sort = chosen
+        if mid_line and fragment_name != "statement":
+            return NoHole("the cursor is in the middle of a line (text follows it; only a statement is "
+                          "completed there)")
         gamma = self.gamma_for(analysis, region_start)
         context = self._context(fragment_name, blocks, analysis, gamma, region_start, code)
         path = tuple(_describe(b) for b in blocks.stack)
         return Hole(
             language=self.name, fragment=fragment_name, sort=sort, region_start=region_start,
             cursor=offset, replace_end=replace_end, typed=typed, indent=indent, gamma=gamma,
-            context=MappingProxyType(context), region_path=path,
+            context=MappingProxyType(context), region_path=path, suffix=rest.rstrip("\r") if mid_line else "",
         )
+
+    def middle_fits(self, hole: Hole, middle: str) -> bool:
+        """The statement with ``middle`` at the cursor and the rest of the line after it parses as a
+        P4 statement, and a path the middle's end runs into the suffix with (``meta.`` before
+        ``ttl``) is one Γ holds: the grammar saw the middle's part of it only."""
+        if not hole.suffix or hole.fragment != "statement":
+            return False
+        typed = hole.typed + middle
+        statement = typed + self.replay_text(hole.suffix)
+        start = len(typed)
+        while start > 0 and (_is_word(statement[start - 1]) or statement[start - 1] == "."):
+            start -= 1
+        end = len(typed)
+        while end < len(statement) and (_is_word(statement[end]) or statement[end] == "."):
+            end += 1
+        joined = statement[start:end].strip(".")
+        if start < len(typed) < end and joined and not joined[0].isdigit() \
+                and joined not in hole.gamma and joined not in self.keywords:
+            return False
+        stripped = statement.strip()
+        try:
+            parse_text(stripped, 0, len(stripped), "body_item",
+                       frozenset(hole.gamma.names("Type")) | self._last_types, suffix=" }" * stripped.endswith("{"))
+        except ParseFailure:
+            return False
+        return True
 
     @staticmethod
     def _fragment_for(blocks: p4_blocks.BlockContext) -> tuple[str, str] | NoHole:
@@ -457,3 +488,7 @@ class P4Analyzer(Analyzer):
         if stripped.endswith("{"):
             return (current_indent + INDENT_UNIT,)
         return (current_indent,)
+
+
+def _is_word(char: str) -> bool:
+    return bool(char) and (char.isalnum() or char == "_")
