@@ -61,6 +61,9 @@ _FUNCTION = re.compile(rf"(?<![.\w])({_TYPE})\s+([A-Za-z_]\w*)\s*(?:<[^<>]*>)?\s
 _TYPE_WORDS = frozenset({"bit", "int", "varbit", "bool", "error", "string", "void"})
 _TYPE_PARAMS = re.compile(r"\b[A-Za-z_]\w*\s*<\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*>\s*[({]")
 _STATEMENT_LINE = re.compile(r"^([ \t]+)(\S.*;)[ \t]*$")
+_OPERAND = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?![\w(])")
+"""A name or a path an inside hole removes (a callee keeps its name: ``f(`` is not cut)."""
+_CLOSERS = re.compile(r"[\s)\];,}]*")
 
 
 def _code(text: str) -> str:
@@ -147,7 +150,11 @@ def _statement_lines(text: str, kinds: frozenset[str] | None = None) -> list[tup
     return out
 
 
-def cut_holes(corpus: Path, n: int, seed: int, kinds: frozenset[str] | None = None) -> list[HoleCase]:
+def cut_holes(corpus: Path, n: int, seed: int, kinds: frozenset[str] | None = None,
+              inside: bool = False) -> list[HoleCase]:
+    """Statement lines emptied from where the statement starts; ``inside``: one operand of the
+    statement (a name or a path with more than closers after it) removed instead, the rest of
+    the line kept after the cursor."""
     folder = _p4_folder(Path(corpus))
     files = sorted(p for p in folder.rglob("*.p4") if "include" not in p.relative_to(folder).parts)
     include = folder / "include"
@@ -160,11 +167,20 @@ def cut_holes(corpus: Path, n: int, seed: int, kinds: frozenset[str] | None = No
             line_no = text.count("\n", 0, line_start) + 1
             line_end = text.find("\n", cursor)
             line_end = len(text) if line_end < 0 else line_end
-            holed = text[:cursor] + text[line_end:]
+            meta = {"file": str(path), "line": line_no, "include_paths": [str(include)] if include.is_dir() else []}
+            cut = (cursor, line_end)
+            if inside:
+                spans = [m.span() for m in _OPERAND.finditer(stmt) if m.group() not in KEYWORDS
+                         and not _CLOSERS.fullmatch(stmt[m.end():])]
+                if not spans:
+                    continue
+                at, to = spans[rng.randrange(len(spans))]
+                cut = (cursor + at, cursor + to)
+                meta.update(midline=True, rest=stmt[to:])
             cases.append(HoleCase(
-                case_id=f"{path.relative_to(folder)}:{line_no}", language=LANGUAGE, uri=path.resolve().as_uri(),
-                text=holed, cursor=cursor, expected=stmt,
-                meta={"file": str(path), "line": line_no, "include_paths": [str(include)] if include.is_dir() else []},
+                case_id=f"{path.relative_to(folder)}:{line_no}{':in' if inside else ''}", language=LANGUAGE,
+                uri=path.resolve().as_uri(), text=text[: cut[0]] + text[cut[1] :], cursor=cut[0],
+                expected=text[cut[0] : line_end].rstrip() if inside else stmt, meta=meta,
             ))
         rng.shuffle(cases)
         if cases:
@@ -176,6 +192,11 @@ def cut_holes(corpus: Path, n: int, seed: int, kinds: frozenset[str] | None = No
             if cases and len(chosen) < n:
                 chosen.append(cases.pop())
     return chosen
+
+
+def cut_inside_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Holes inside a statement (``--holes inside``): an operand removed, the rest of the line kept."""
+    return cut_holes(corpus, n, seed, inside=True)
 
 
 def cut_continuation_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
@@ -191,12 +212,19 @@ def settings_for(case: HoleCase, settings: Settings) -> Settings:
 
 
 def check(case: HoleCase, suggestion: str) -> OracleResult:
-    filled = case.text[: case.cursor] + suggestion + case.text[case.cursor :]
+    """``suggestion``: the line from the cursor on once the item is accepted (for a mid-line hole,
+    the middle and the rest of the line the runner applied it before)."""
+    after = case.text[case.cursor :]
+    if case.meta.get("midline"):
+        after = after[len(case.meta["rest"]) :]
+    filled = case.text[: case.cursor] + suggestion + after
     folder = Path(case.meta["file"]).parent if case.meta.get("file") else None
     library = _includes(filled, folder, case.meta.get("include_paths", ()), set())
     declared = declared_names(filled) | declared_names(library)
     ghosts = [w for w in identifiers(suggestion) if w not in KEYWORDS and w not in BUILTIN_NAMES and w not in declared]
     line = suggestion.strip()
+    if case.meta.get("midline"):  # the whole line: its brackets opened before the cursor count
+        line = filled[filled.rfind("\n", 0, case.cursor) + 1 :].split("\n", 1)[0].strip()
     balanced = line.count("(") == line.count(")") and line.count("[") == line.count("]")
     parsed = bool(line) and balanced and line.endswith((";", "{"))
     return OracleResult(parsed=parsed, ghosts=ghosts, passed=parsed and not ghosts,
