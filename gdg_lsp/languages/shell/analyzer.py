@@ -173,8 +173,12 @@ class ShellAnalyzer(Analyzer):
         words = split_words(text[start:offset], start)
         if words and words[-1].open_quote and words[-1].end >= offset and "\n" in text[words[-1].start:offset]:
             return NoHole("inside a string that spans lines")
-        if text[offset:end].strip():
-            return NoHole("text follows the cursor on this line")
+        rest = text[offset:end]
+        mid_line = bool(rest.strip())
+        if mid_line and ("\n" in rest or rest.rstrip().endswith("\\")):
+            return NoHole("text follows the cursor on the lines below (a continued command)")
+        if mid_line and not rest[:1].isspace() or mid_line and not text[offset - 1 : offset].isspace():
+            return NoHole("the cursor is inside a word")
         region = start + len(text[start:offset]) - len(text[start:offset].lstrip(" \t\\\n"))
         region = min(region, offset)
         gamma = self.gamma_for(snapshot, workspace)
@@ -186,7 +190,18 @@ class ShellAnalyzer(Analyzer):
                                              lambda: self._context(gamma, tools, derived))
         return Hole(language="shell", fragment=self.fragment, sort="Command", region_start=region, cursor=offset,
                     replace_end=offset, typed=typed, indent=indent, gamma=gamma,
-                    context=MappingProxyType(context), region_path=("command",))
+                    context=MappingProxyType(context), region_path=("command",),
+                    suffix=rest.rstrip("\r") if mid_line else "")
+
+    def middle_fits(self, hole: Hole, middle: str) -> bool:
+        """The command line with ``middle`` at the cursor and the rest of the line after it parses
+        (tree-sitter-bash, no error): the grammar saw the middle's words, the suffix's words are the
+        user's own, and a middle never runs into the suffix's first word (the engine keeps a blank
+        between them)."""
+        if not hole.suffix or hole.language != "shell":
+            return False
+        line = hole.typed + middle + hole.suffix
+        return not parse(line.encode("utf-8", "surrogatepass")).root_node.has_error
 
     def prompt_context(self, snapshot: Snapshot, hole: Hole, workspace: WorkspaceContext) -> str:
         """What the script's tools know, as a comment (SQL shows its schema the same way):
