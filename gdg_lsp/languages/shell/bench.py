@@ -215,7 +215,9 @@ def _wanted_refs(scripts: list[Path]) -> dict[str, list[str]]:
 # -- holes ------------------------------------------------------------------------------
 
 
-def _holes_in(script: Path, repo: Path, project: Path, name: str) -> list[HoleCase]:
+def _holes_in(script: Path, repo: Path, project: Path, name: str, inside: bool = False) -> list[HoleCase]:
+    """A hole per line naming a ref, remote, target or script: the line emptied from that word
+    on; ``inside``: that word alone removed where more of the line follows it."""
     text = script.read_text(encoding="utf-8", errors="replace")
     lines = text.split("\n")
     relative = script.relative_to(project)
@@ -232,14 +234,21 @@ def _holes_in(script: Path, repo: Path, project: Path, name: str) -> list[HoleCa
         if at is None:
             continue
         prefix = "\n".join(lines[:number]) + ("\n" if number else "") + line[:at]
+        meta = {"repo": str(repo), "kind": kind, "line_prefix": line[:at], "gold": word,
+                "workspace_roots": [str(repo)]}
+        kept = ""
+        if inside:
+            end = at + len(word) + (1 if line[at:at + 1] in "'\"" else 0) * 2
+            kept = line[end:]
+            if not kept.strip():
+                continue
+            meta.update(midline=True, rest=kept)
         rest = "\n".join(lines[number + 1:])
-        document = prefix + "\n" + rest if rest else prefix
+        document = prefix + kept + ("\n" + rest if rest else "")
         cases.append(HoleCase(
-            case_id=f"shell-{name}/{relative.as_posix()}:{number + 1}",
+            case_id=f"shell-{name}/{relative.as_posix()}:{number + 1}{':in' if inside else ''}",
             language=LANGUAGE, uri=placed.as_uri(), text=document, cursor=len(prefix),
-            expected=line[at:].strip(),
-            meta={"repo": str(repo), "kind": kind, "line_prefix": line[:at], "gold": word,
-                  "workspace_roots": [str(repo)]},
+            expected=line[at:].strip() if not inside else line[at:].rstrip(), meta=meta,
         ))
     return cases
 
@@ -253,7 +262,13 @@ def _word_start(line: str, word: str) -> int | None:
     return None
 
 
-def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+def cut_inside_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
+    """Holes inside a command line (``--holes inside``): the ref, remote, target or script word
+    removed, the rest of the line kept after the cursor."""
+    return cut_holes(corpus, n, seed, inside=True)
+
+
+def cut_holes(corpus: Path, n: int, seed: int, inside: bool = False) -> list[HoleCase]:
     root = corpus_root(Path(corpus))
     cases: list[HoleCase] = []
     for project in projects(root):
@@ -262,7 +277,7 @@ def cut_holes(corpus: Path, n: int, seed: int) -> list[HoleCase]:
             continue
         repo = throwaway(project, scripts, root)
         for script in scripts:
-            cases.extend(_holes_in(script, repo, project, project.relative_to(root).as_posix()))
+            cases.extend(_holes_in(script, repo, project, project.relative_to(root).as_posix(), inside))
     rng = random.Random(seed)
     rng.shuffle(cases)
     return sorted(cases[:n] if n else cases, key=lambda c: c.case_id)
