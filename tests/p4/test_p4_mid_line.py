@@ -54,6 +54,7 @@ def test_text_after_the_cursor_makes_a_mid_line_hole_that_keeps_it(p4):
     ("        hdr.ipv4.ttl = @ + hdr.ipv4.ttl;\n", "hdr.ipv4.ttl"),
     ("        @ = port;\n", "standard_metadata.egress_spec"),
     ("        hdr.ipv4.ttl = hdr.ipv4.@ - 1;\n", "ttl"),
+    ("        @.count(0);\n", "hits"),  # a name before the user's own member call
 ])
 def test_the_middle_ends_where_the_statement_parses_with_the_rest(p4, line, script, tiny_vocab, tiny_engine):
     assert _middle(p4, line, script, tiny_engine, tiny_vocab) == script

@@ -280,8 +280,10 @@ class P4Analyzer(Analyzer):
 
     def middle_fits(self, hole: Hole, middle: str) -> bool:
         """The statement with ``middle`` at the cursor and the rest of the line after it parses as a
-        P4 statement, and a path the middle's end runs into the suffix with (``meta.`` before
-        ``ttl``) is one Γ holds: the grammar saw the middle's part of it only."""
+        P4 statement, and a path whose member the suffix writes after the middle's dot (``meta.``
+        before ``ttl``) is one Γ holds: the grammar saw the middle's part of it only. (A middle
+        that ends on a name before the suffix's ``.emit(…)`` wrote that name under the grammar;
+        the member is the user's own text.)"""
         if not hole.suffix or hole.fragment != "statement":
             return False
         typed = hole.typed + middle
@@ -293,7 +295,7 @@ class P4Analyzer(Analyzer):
         while end < len(statement) and (_is_word(statement[end]) or statement[end] == "."):
             end += 1
         joined = statement[start:end].strip(".")
-        if start < len(typed) < end and joined and not joined[0].isdigit() \
+        if typed.endswith(".") and len(typed) < end and joined and not joined[0].isdigit() \
                 and joined not in hole.gamma and joined not in self.keywords:
             return False
         stripped = statement.strip()
