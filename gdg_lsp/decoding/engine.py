@@ -263,7 +263,7 @@ class Decoder:
         mid_line = spec.end_check is not None
         suffix_bytes = spec.suffix.encode("utf-8")
         fits = False  # mid-line: the middle decoded so far may end here
-        last_fit: int | None = None
+        first_fit: int | None = None
 
         prefill_began = time.perf_counter()
         try:
@@ -346,7 +346,7 @@ class Decoder:
                 last_complete = len(produced)
             if mid_line:
                 fits = not pending and self._middle_fits(spec, matcher, bytes(produced[heal_bytes:]))
-                last_fit = len(produced) if fits else last_fit
+                first_fit = len(produced) if fits and first_fit is None else first_fit
             logits = self._advance(token, spec, ids, tokens_left=spec.max_tokens - len(ids))
 
         generated = bytes(produced[len(spec.heal.encode("utf-8")) :]) if len(produced) >= len(spec.heal.encode("utf-8")) else b""
@@ -354,7 +354,7 @@ class Decoder:
         model_after = stats_of(self.backend).model_seconds
         complete_text = None
         if mid_line and stop != STOP_EOS:
-            complete_text = bytes(produced[heal_bytes:last_fit]).decode("utf-8", "ignore") if last_fit else ""
+            complete_text = bytes(produced[heal_bytes:first_fit]).decode("utf-8", "ignore") if first_fit else ""
         elif matcher is not None and stop not in NATURAL_STOPS:
             cut = bytes(produced[heal_bytes:last_complete]) if last_complete is not None and last_complete >= heal_bytes else b""
             complete_text = cut.decode("utf-8", "ignore")
@@ -427,11 +427,15 @@ class Decoder:
             if not ahead:  # nothing but blanks follows: the statement ends with the middle
                 if not matcher.could_end_with(spec.end_marker.encode("utf-8")):
                     return False
-            # the blanks and the first character after them (or that character alone, where the
-            # grammar writes no blank): a name the middle ends on must be complete there
-            elif not any(_continues(matcher, s) for s in dict.fromkeys((suffix[: len(suffix) - len(
-                    suffix.lstrip(" \t")) + 1], ahead))):
-                return False
+            # the blanks and the first character after them: a name the middle ends on must be
+            # complete there. After a closer or an operator, that character alone also does (where
+            # the grammar writes no blank); never after a word, whose blank may be what makes it a
+            # word (a shell's `8 >` is an argument, `8>` a redirection)
+            else:
+                blanked = suffix[: len(suffix) - len(suffix.lstrip(" \t")) + 1]
+                tries = (blanked,) if _is_word(middle[-1]) else tuple(dict.fromkeys((blanked, ahead)))
+                if not any(_continues(matcher, s) for s in tries):
+                    return False
         return spec.end_check(middle)
 
     def _reaches_suffix(self, token: int, suffix: bytes) -> bool:
