@@ -16,7 +16,8 @@ continues the grammar (a name cut inside a word, or run into a word of the
 suffix, ends nowhere) and the language's parser reads the statement with the
 suffix after it. Elsewhere the stop token is masked (the model's next choice is
 taken) and a token like the suffix's start is part of the middle; a middle cut
-by a budget is cut back to the last point where it fitted.
+by a budget is cut back to the first point where it fitted (a model that never
+reached the suffix went on writing a line of its own after it).
 
 ``free_bits`` is Σ log2 |allowed tokens| over the steps: 0 for a forced
 string, about log2 |V| per step for unconstrained text. Counting needs the
