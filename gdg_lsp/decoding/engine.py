@@ -141,7 +141,7 @@ class DecodeResult:
     suggested is a complete statement read the way the grammar read it (a cut
     ``a = b = c,`` would otherwise read as a reference to ``c``). None when the
     region ended naturally or there is no grammar. A mid-line middle that did not end
-    with the model's stop token: the text up to the last point where it fitted ("" if none)."""
+    with the model's stop token: the text up to the first point where it fitted ("" if none)."""
     token_ends: list[int] = field(default_factory=list)
     """Byte offsets in ``text`` (UTF-8) where a token ended, in order."""
 
