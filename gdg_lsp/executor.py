@@ -406,7 +406,7 @@ class Executor:
                 state.gamma.pop()
             state.indent = line_indent
         if first and hole.suffix and result.complete_text is not None:
-            line = result.complete_text  # a middle the model did not end where it fits: where it last did
+            line = result.complete_text  # a middle the model did not end where it fits: where it first did
         elif not result.natural:
             if result.complete_text is not None:  # cut back to a valid prefix outside any name
                 cut = self._budget_cut(result, state, first, hole, choice)

@@ -298,13 +298,7 @@ class P4Analyzer(Analyzer):
         if typed.endswith(".") and len(typed) < end and joined and not joined[0].isdigit() \
                 and joined not in hole.gamma and joined not in self.keywords:
             return False
-        stripped = statement.strip()
-        try:
-            parse_text(stripped, 0, len(stripped), "body_item",
-                       frozenset(hole.gamma.names("Type")) | self._last_types, suffix=" }" * stripped.endswith("{"))
-        except ParseFailure:
-            return False
-        return True
+        return self._statement_tree(statement.strip(), hole.gamma) is not None
 
     @staticmethod
     def _fragment_for(blocks: p4_blocks.BlockContext) -> tuple[str, str] | NoHole:
@@ -459,11 +453,7 @@ class P4Analyzer(Analyzer):
     def statement_effects(self, statement: str, hole: Hole, gamma: Gamma) -> StatementEffects:
         stripped = statement.strip()
         declarations: list[Binding] = []
-        try:
-            tree = parse_text(stripped, 0, len(stripped), "body_item",
-                              frozenset(gamma.names("Type")) | self._last_types, suffix=" }" * stripped.endswith("{"))
-        except ParseFailure:
-            tree = None
+        tree = self._statement_tree(stripped, gamma)
         if tree is not None and tree.data in ("var_decl", "const_decl"):
             name_node = next((c for c in tree.children if getattr(c, "data", None) == "name"), None)
             type_node = next((c for c in tree.children if hasattr(c, "data") and c.data not in ("name",)), None)
@@ -482,6 +472,14 @@ class P4Analyzer(Analyzer):
         context = dict(hole.context)
         context["kw_else"] = []
         return StatementEffects(declarations, opens, (), context)
+
+    def _statement_tree(self, stripped: str, gamma: Gamma) -> Any:
+        """``stripped`` read as one statement (a block it opens closed for the reading), or None."""
+        try:
+            return parse_text(stripped, 0, len(stripped), "body_item",
+                              frozenset(gamma.names("Type")) | self._last_types, suffix=" }" * stripped.endswith("{"))
+        except ParseFailure:
+            return None
 
     def next_indents(self, statement: str, hole: Hole, current_indent: str) -> Sequence[str]:
         stripped = statement.strip()
