@@ -95,8 +95,9 @@ async def test_a_key_that_leaves_the_suggestion_decodes_again():
         other = "Q" if shown[0] != "Q" else "Z"
         _type(server, 2, LINE, CHARACTER, other)
         await _ask(server, LINE, CHARACTER + 1)
-        assert session.worker.stats.decodes == decodes + 1
-        assert session.reuse.stats.typed_through == 0
+        # work ahead may decode at the edit before the ask does: either way a decode, not reuse
+        assert session.worker.stats.decodes > decodes
+        assert session.reuse.stats.typed_through == 0 and session.reuse.stats.repeated == 0
 
 
 async def test_a_gamma_change_stops_reuse(tmp_path: Path):
