@@ -421,7 +421,8 @@ def _model_list(rows: list, as_json: bool) -> int:
                            "sha256": r.preset.sha256, "fim": r.preset.fim, "fim_where": r.preset.fim_where,
                            "licence": r.preset.licence,
                            "model": r.preset.model, "provenance": r.preset.provenance,
-                           "packages": list(r.preset.requirements), "step_ms": r.steps} for r in rows], indent=2))
+                           "packages": list(r.preset.requirements), "step_ms": r.steps,
+                           "show_thresholds": dict(r.preset.show_thresholds)} for r in rows], indent=2))
         return 0
     table = [("preset", "state", "size", "FIM", "licence", "step on this machine")]
     table += [(r.preset.name + (" (default)" if r.is_default else ""), r.state, size(r.preset.size),
@@ -438,6 +439,8 @@ def _model_list(rows: list, as_json: bool) -> int:
         packages = r.preset.requirements
         source = ", ".join(packages) if len(packages) <= 2 else f"{packages[0]} … {packages[-1]} ({len(packages)} packages)"
         print(f"  sha256 {r.preset.sha256} ({r.preset.size:,} bytes), from {source}")
+        thresholds = ", ".join(f"{language} {value:g}" for language, value in r.preset.show_thresholds)
+        print(f"  show threshold (gdg.showThreshold auto, log-probability of a line): {thresholds or 'none measured'}")
         if r.next_step:
             print(f"  next: {r.next_step}")
     return 0

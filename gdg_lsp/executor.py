@@ -144,12 +144,21 @@ class Execution:
         return [p for s in self.statements if s.text and s.coverage is not None for p in s.coverage.open]
 
     @property
-    def mean_logprob(self) -> float | None:
-        """Mean log-probability per token of the kept statements (None when an engine did not say)."""
+    def logprob(self) -> float | None:
+        """The model's log-probability of the kept statements' tokens, all together (None when
+        an engine did not say): how likely the whole suggestion was, length included."""
         kept = [s for s in self.statements if s.text]
         if not kept or any(s.logprob is None for s in kept):
             return None
-        return sum(s.logprob for s in kept) / max(1, sum(s.tokens for s in kept))
+        return sum(s.logprob for s in kept)
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """Mean log-probability per token of the kept statements (None when an engine did not say)."""
+        total = self.logprob
+        if total is None:
+            return None
+        return total / max(1, sum(s.tokens for s in self.statements if s.text))
 
     @property
     def free_bits(self) -> float | None:

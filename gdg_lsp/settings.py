@@ -79,6 +79,17 @@ def _changes_suggestion(**kwargs: Any) -> Any:
     return _field(suggestion=True, **kwargs)
 
 
+def _show_threshold(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value in ("auto", "off"):
+        return
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not number <= 0:  # a log-probability; NaN and inf are refused too
+        raise ValueError(f"{attribute.name} must be auto, off or a log-probability such as \"-4.5\" (got {value!r})")
+
+
 def _in_range(lo: int, hi: int):
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         if not lo <= value <= hi:
@@ -305,6 +316,13 @@ class Settings:
     name Γ lacks was typed, an attribute of a value of unknown type): ``noInventedNames`` shows it
     only when the diagnostics find no name in it that Γ lacks, ``never`` never, ``always`` as
     decoded. Shown, it is marked (``guaranteed: false`` in ``gdg/suggestion``)."""
+    show_threshold: str = _changes_suggestion(default="auto", validator=_show_threshold)
+    """Stay silent when the model doubts its suggestion: ``auto`` hides a suggestion at a line's end
+    whose log-probability (the model's, of its first line's tokens together) is below the one
+    measured for the preset and language (``gdg-lsp model list``; none where not measured, and
+    never for a model that is no preset), ``off`` shows every one, a number such as ``"-4.5"``
+    is the threshold itself (natural log) for every language and hole. A hidden one answers
+    nothing, with the reason ``low-confidence`` (``gdg-lsp explain``)."""
     definitions: bool = _changes_suggestion(default=True)
     """Show the model the definitions, in the workspace's other files, of the names imported
     and used near the cursor (Python), within a quarter of ``gdg.contextTokens``."""

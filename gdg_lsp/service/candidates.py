@@ -26,6 +26,7 @@ from typing import Any
 from gdg_lsp.documents import Snapshot
 from gdg_lsp.executor import Execution
 from gdg_lsp.languages.base import Analyzer, Hole, WorkspaceContext
+from gdg_lsp.service import confidence
 
 SAMPLING_TEMPERATURE = 0.7
 """Alternatives are sampled this warm: different, still what the model finds likely."""
@@ -61,7 +62,9 @@ class Candidate:
 
     def summary(self) -> dict[str, Any]:
         lp = self.mean_logprob
-        return {"text": self.text, "meanLogprob": None if lp is None else round(lp, 3), "parses": self.parses,
+        total = confidence.score(self.execution)
+        return {"text": self.text, "meanLogprob": None if lp is None else round(lp, 3),
+                "logprob": None if total is None else round(total, 3), "parses": self.parses,
                 "checked": self.checked, "complete": self.complete, "guaranteed": self.guaranteed,
                 "rung": self.execution.rung, "stopReason": str(self.execution.stop_reason)}
 
@@ -139,8 +142,11 @@ def invented_names(analyzer: Analyzer, snapshot: Snapshot, hole: Hole, end: int,
     return names
 
 
-def unshown_because(candidate: Candidate, policy: str) -> str | None:
-    """Why ``gdg.showUnguaranteed`` (``policy``) keeps ``candidate`` off the screen, or None."""
+def unshown_because(candidate: Candidate, policy: str, threshold: float | None = None) -> str | None:
+    """Why ``gdg.showUnguaranteed`` (``policy``) or ``gdg.showThreshold`` (``threshold``, the
+    value for this hole) keeps ``candidate`` off the screen, or None."""
+    if doubted := confidence.doubted_because(candidate.execution, threshold):
+        return doubted
     if candidate.guaranteed or policy == "always":
         return None
     if policy == "never":

@@ -24,7 +24,7 @@ from gdg_lsp.executor import Execution, Executor
 from gdg_lsp.grammar import engine as grammar_engines
 from gdg_lsp.grammar.engine import GrammarEngine
 from gdg_lsp.languages.base import Analyzer, Hole, NoHole, WorkspaceContext
-from gdg_lsp.service import candidates, suffix
+from gdg_lsp.service import candidates, confidence, suffix
 from gdg_lsp.service import prompt as prompts
 from gdg_lsp.service.candidates import Candidate
 from gdg_lsp.service.fragment_library import Authored, authored
@@ -441,7 +441,7 @@ class CompletionService:
                                 avoid_start=avoid_start)
 
         execution = run()
-        search = _Search(execution, snapshot, hole, analyzer, settings, analysis.workspace)
+        search = _Search(execution, snapshot, hole, analyzer, settings, analysis.workspace, getattr(backend, "name", None))
         wanted = 1 if first_only else settings.candidates
         search.extend(run, wanted, deadline, cancel)
         found, dropped = search.ranked(wanted)
@@ -462,7 +462,8 @@ class CompletionService:
         best = found[0] if found else None
         reason = None
         if best is None and dropped:
-            reason = f"not shown: {dropped[0]['why']}"
+            why = dropped[0]["why"]  # low-confidence leads its own reason: the editors match on it
+            reason = why if why.startswith(confidence.LOW_CONFIDENCE) else f"not shown: {why}"
         elif best is None and not first.text:
             failed = [s.dropped for s in first.statements if s.dropped]
             reason = failed[0] if failed else f"the model produced nothing ({first.stop_reason})"
@@ -488,9 +489,11 @@ class _Search:
     there, and silence is not one."""
 
     def __init__(self, first: Execution, snapshot: Snapshot, hole: Hole, analyzer: Analyzer, settings: Settings,
-                 workspace: WorkspaceContext | None) -> None:
+                 workspace: WorkspaceContext | None, model: str | None = None) -> None:
         self.first, self.snapshot, self.hole, self.analyzer = first, snapshot, hole, analyzer
         self.settings, self.workspace = settings, workspace
+        self.model = model
+        """The name of the weights that decode (``gdg.showThreshold`` auto is theirs)."""
         self.found: list[Candidate] = []
         self._seen: set[tuple[str, int]] = set()
         self._only_suffix = False
@@ -569,8 +572,9 @@ class _Search:
                                                              self.workspace) if self.workspace is not None else None
             self._parsed = len(self.found)
         shown, dropped = [], []
+        threshold = confidence.threshold(self.settings, analyzer.name, hole, self.model)
         for candidate in self.found:
-            why = candidates.unshown_because(candidate, policy)
+            why = candidates.unshown_because(candidate, policy, threshold)
             if why is None:
                 shown.append(candidate)
             else:

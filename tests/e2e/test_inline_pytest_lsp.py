@@ -54,7 +54,9 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])),
-        initialization_options={"gdg": {"maxTokens": 40, "timeoutMs": 60000}},
+        # every suggestion the model makes is judged here: one the show threshold would hide
+        # names nothing either, and would only shrink the sample (tests/unit/test_show_threshold.py)
+        initialization_options={"gdg": {"maxTokens": 40, "timeoutMs": 60000, "showThreshold": "off"}},
     ))
     await asyncio.wait_for(ready.wait(), 900)
     yield

@@ -20,6 +20,7 @@ export const SERVER_KEYS = [
   "contextTokens",
   "suffix",
   "candidates",
+  "showThreshold",
   "showUnguaranteed",
   "definitions",
   "threads",
