@@ -24,7 +24,8 @@ import attrs
 from gdg_lsp import languages
 from gdg_lsp.bench import replayed_acceptance, show_threshold
 from gdg_lsp.languages.cases import HoleCase
-from gdg_lsp.service import suffix
+from gdg_lsp.backends import presets
+from gdg_lsp.service import confidence, suffix
 from gdg_lsp.latency import percentile
 
 DEFAULT_CORPUS = Path("/work/shared/corpus")
@@ -122,7 +123,10 @@ _CORE_RATES = {"ghost_rate", "parse_rate", "answered_parse_rate", "oracle_pass_r
                *(f"{flag}_rate" for flag in _CORE_FLAGS)}
 
 
-def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, float]]:
+def summarize(rows: list[dict[str, Any]], arms: list[str],
+              preset_threshold: float | None = None) -> dict[str, dict[str, float]]:
+    """The report's figures per arm; ``preset_threshold``: the one ``gdg.showThreshold`` ``auto``
+    applies for the run's model and language, judged on these rows too."""
     table: dict[str, dict[str, float]] = {}
     for arm in arms:
         mine = [r for r in rows if r["arm"] == arm]
@@ -154,6 +158,8 @@ def summarize(rows: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str
                 (replayed_acceptance.Replay(**r["replayed"]) for r in mine if "replayed" in r),
                 sum(len(r.get("expected", "").strip()) for r in mine)),
             "threshold_sweep": show_threshold.sweep(mine),
+            "threshold_calibrated": show_threshold.calibrate(mine),
+            "threshold_preset": show_threshold.at(mine, preset_threshold) if preset_threshold is not None else None,
         }
         # attributes that do not exist (the Python oracle's attribute column), where the oracle reports them
         judged = [r for r in mine if "attribute_ghosts" in r["details"]]
@@ -195,9 +201,15 @@ def markdown(table: dict[str, dict[str, float]], header: str) -> str:
     lines += [f"| {arm} | {r['shown']} | {r['accepted']} | {r['partly']} | {r['dismissed']} | {r['characters']} "
               f"({r['characters_share']:.0%}) |" for arm, r in ((arm, m["replayed"]) for arm, m in table.items())]
     if any(m.get("threshold_sweep") for m in table.values()):
-        lines += ["", "| arm | hidden below a mean token log-probability of | shown hidden | wrong hidden (dismissed "
-                  "by the replay) | exact hidden | wrong −30% for ≤ 10% of exact |", "|---|---|---|---|---|---|"]
-        lines += [row for arm, m in table.items() for row in show_threshold.markdown(arm, m.get("threshold_sweep", []))]
+        lines += ["", "| arm | hidden below a log-probability (first statement) of | shown hidden | wrong hidden "
+                  "(dismissed by the replay) | exact hidden | wrong −30% for ≤ 10% of exact |",
+                  "|---|---|---|---|---|---|"]
+        for arm, m in table.items():
+            lines += show_threshold.markdown(arm, m.get("threshold_sweep", []))
+            if m.get("threshold_calibrated"):
+                lines += show_threshold.markdown(arm, [m["threshold_calibrated"]], " (picked on these holes)")
+            if m.get("threshold_preset"):
+                lines += show_threshold.markdown(arm, [m["threshold_preset"]], " (the preset's: auto)")
     if any(m.get("stops") for m in table.values()):
         lines += ["", "| arm | why suggestions ended (executor.StopReason) |", "|---|---|"]
         lines += [f"| {arm} | " + ", ".join(f"{k} {v}" for k, v in m.get("stops", {}).items()) + " |"
@@ -327,7 +339,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # arms side by side on each hole: the same warm state for all
             settings = Settings(constraint=arm, max_tokens=args.max_tokens, max_lines=args.max_lines,
                                 timeout_ms=args.timeout_ms, model=args.model, device=args.device,
-                                grammar_engine=args.grammar_engine)
+                                grammar_engine=args.grammar_engine,
+                                # every suggestion is scored and judged; the threshold's effect is
+                                # computed from the scores (show_threshold)
+                                show_threshold="off")
             if variant in PROMPT_VARIANTS:
                 settings = attrs.evolve(settings, **PROMPT_VARIANTS[variant])
             elif variant is not None:
@@ -355,12 +370,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "free_bits": suggestion.free_bits, "latency_ms": suggestion.timings.get("total", 0.0) * 1000,
                 "guaranteed": suggestion.guaranteed, "open_positions": suggestion.open_positions,
                 "mean_logprob": suggestion.execution.mean_logprob if suggestion.execution is not None else None,
+                "logprob": suggestion.execution.logprob if suggestion.execution is not None else None,
+                "score": confidence.score(suggestion.execution) if suggestion.execution is not None else None,
                 "warm_latency_ms": warm.timings.get("total", 0.0) * 1000,
                 "details": verdict.details,
             })
         print(f"  [{index}/{len(cases)}] {case.case_id}: "
               + "  ".join(f"{r['arm']}={'GHOST' if r['ghosts'] else 'ok'}" for r in rows[-len(labels):]), file=sys.stderr)
-    table = summarize(rows, labels)
+    preset = presets.find(args.model)
+    table = summarize(rows, labels, dict(preset.show_thresholds).get(args.lang) if preset is not None else None)
     return {"language": args.lang, "corpus": str(args.corpus), "n": len(cases), "seed": args.seed, "arms": labels,
             "model": backend.name, "device": device, "max_tokens": args.max_tokens,
             "seconds": time.perf_counter() - began, "summary": table, "cases": rows}
