@@ -4,7 +4,8 @@
   the server in this process; every request must be answered, every edit must
   leave the server's text equal to ``TextModel``'s;
 - storm: inline completion requests at a fixed rate while the document is
-  typed into, with hover and completion timed in between, on a model whose
+  typed into (a pause every ``PAUSE_EVERY`` keys until a decode runs, which the
+  next key then cancels), with hover and completion timed in between, on a model whose
   every forward pass takes ``step_ms`` and returns random logits
   (``SlowRandomBackend``: the storm must overlap decodes on any machine); it reports how many decodes ran at once, how many
   model steps a superseded decode took after its cancellation, hover and
@@ -214,6 +215,15 @@ class StormFigures:
     seconds: float = 0.0
 
 
+STORM_MAX_TOKENS = 24
+"""``gdg.maxTokens`` of the storm's server: with ``step_ms``, how long one decode runs."""
+
+
+PAUSE_EVERY = 20
+"""Keys between the user's pauses: each lasts until a decode has started (``PAUSE_LIMIT_S`` at most)."""
+PAUSE_LIMIT_S = 1.0
+
+
 async def storm(requests: int = 500, rate: float = 60.0, step_ms: float = 15.0, seed: int = 0) -> StormFigures:
     from gdg_lsp.server import create_server
 
@@ -221,7 +231,7 @@ async def storm(requests: int = 500, rate: float = 60.0, step_ms: float = 15.0, 
     server_obj.session.worker.resolve_model = slow_random_resolver(step_ms / 1000, seed)
     uri = "file:///stress/storm.py"
     figures = StormFigures()
-    async with InProcessServer(server=server_obj, initialization_options={"model": "slow-random", "maxTokens": 24}) as server:
+    async with InProcessServer(server=server_obj, initialization_options={"model": "slow-random", "maxTokens": STORM_MAX_TOKENS}) as server:
         if await server.wait_model() != "ready":
             raise RuntimeError(f"the storm's model did not load: {server_obj.session.worker.state.message}")
         server.open(uri, STORM_DOCUMENT)
@@ -243,6 +253,7 @@ async def storm(requests: int = 500, rate: float = 60.0, step_ms: float = 15.0, 
         line, column, typed = lines, 0, 0
         previous_id = None
         began = time.perf_counter()
+        paused = 0.0  # the user's pauses (PAUSE_EVERY), left out of the rate
         interval = 1.0 / rate
         for n in range(requests):
             # the user types one character...
@@ -269,9 +280,17 @@ async def storm(requests: int = 500, rate: float = 60.0, step_ms: float = 15.0, 
                     "textDocument": {"uri": uri}, "position": {"line": 12, "character": 10}}))
                 completion_ms.append(await _timed(server, "textDocument/completion", {
                     "textDocument": {"uri": uri}, "position": {"line": line, "character": column}}))
-            delay = began + (n + 1) * interval - time.perf_counter()
+            if n % PAUSE_EVERY == PAUSE_EVERY - 1:
+                # the user pauses until a decode runs, so the next key cancels one mid-decode:
+                # on a CPU where a plan takes longer than a key, few decodes start otherwise
+                paused_at = time.perf_counter()
+                running = worker.stats.decodes
+                while worker.stats.decodes == running and time.perf_counter() - paused_at < PAUSE_LIMIT_S:
+                    await asyncio.sleep(0.005)
+                paused += time.perf_counter() - paused_at
+            delay = began + paused + (n + 1) * interval - time.perf_counter()
             await asyncio.sleep(max(0.0, delay))
-        figures.rate_per_second = requests / (time.perf_counter() - began)
+        figures.rate_per_second = requests / (time.perf_counter() - began - paused)
         done, _ = await asyncio.wait(inline, timeout=120)
         figures.seconds = time.perf_counter() - began
         figures.inline_requests = requests
