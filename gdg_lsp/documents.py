@@ -321,6 +321,15 @@ class Document:
             return Snapshot(self.uri, self.language_id, self.version, chunks,
                             parse=(self._parser, old, lambda tree: self._adopt(edits, tree)), max_analysed_chars=limit)
 
+    def as_if(self, text: str) -> Snapshot:
+        """A snapshot of this document, at its version, as if its text were ``text``: a text the
+        user may make next (``work_ahead.continuation``), parsed by the same parser, never kept."""
+        if self._parser is None or len(text) > self.max_analysed_chars:
+            return Snapshot(self.uri, self.language_id, self.version, text, None,
+                            max_analysed_chars=self.max_analysed_chars)
+        return Snapshot(self.uri, self.language_id, self.version, text, parse=(self._parser, None, lambda tree: None),
+                        max_analysed_chars=self.max_analysed_chars)
+
     def _adopt(self, edits: int, tree: Any) -> None:
         """A snapshot parsed the text of ``edits``: keep (a copy of) it if the text is still that."""
         with self._lock:

@@ -135,6 +135,7 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
                            "constraint": args.editor_constraint or "default"}
     first: list[float] = []
     first_answered: list[float] = []
+    first_doubted = 0
     repeated: list[float] = []
     typed: list[float] = []
     typed_server: list[float] = []
@@ -152,8 +153,11 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
             start_asks += 1
             if info is not None and "start_to_first_answer_s" not in out:  # the model answered (maybe nothing)
                 out["start_to_first_answer_s"] = round(time.perf_counter() - launched, 2)
-            if text:
+            # the show threshold's silence is the model's answer too: asking again would give it again
+            doubted = bool(info and str(info.get("reason") or "").startswith("low-confidence"))
+            if text or doubted:
                 out["start_to_first_suggestion_s"] = round(time.perf_counter() - launched, 2)
+                out["start_silent_by_the_show_threshold"] = doubted and not text
                 break
             answered_asks += info is not None
             if time.perf_counter() - launched > START_LIMIT_S or answered_asks > ASKS_AFTER_READY:
@@ -167,9 +171,12 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
             client.notify("textDocument/didOpen", {"textDocument": {
                 "uri": uri, "languageId": "python", "version": 1, "text": case.text}})
             line, character = _position(case.text, case.cursor)
-            shown, rtt, _ = asker.ask(uri, line, character)
+            shown, rtt, info = asker.ask(uri, line, character)
             first.append(rtt)
-            first_answered.append(float(bool(shown)))
+            # silent by choice (the show threshold) is an answer in time, not a budget run out
+            doubted = bool(info and str(info.get("reason") or "").startswith("low-confidence"))
+            first_answered.append(float(bool(shown) or doubted))
+            first_doubted += doubted
             asks, answered = asks + 1, answered + bool(shown)
             again, rtt, _ = asker.ask(uri, line, character)
             repeated.append(rtt)
@@ -193,12 +200,14 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
         status = client.request("status-after", "gdg/status", {})["result"]
         out["work_ahead"] = _work_ahead_comparison(client, asker, corpus, args, rng)
         out["gamma_change"] = _work_ahead_comparison(client, asker, corpus, args, rng, arms=GAMMA_ARMS, seed_offset=20)
+        out["after_accept"] = _accept_comparison(client, asker, corpus, args)
         out["server_peak_rss_mb"] = round(peak_rss_mb(client.proc.pid), 1)
     finally:
         out["server_exit_code"] = client.close()
     out.update({
         "first_ask": _summary(first), "repeated_ask": _summary(repeated), "typed_through": _summary(typed),
         "first_ask_answered_share": round(sum(first_answered) / len(first_answered), 3) if first_answered else 0.0,
+        "first_ask_low_confidence": first_doubted,
         "typed_through_server": _summary(typed_server), "asks": asks,
         "answered_share": round(answered / asks, 3) if asks else 0.0,
         "decodes_per_ask": round((status["worker"]["decodes"] - decodes_before) / asks, 3) if asks else 0.0,
@@ -296,6 +305,66 @@ def _work_ahead_comparison(client, asker: _Asker, corpus: Path, args: Any, rng: 
     return result
 
 
+def _accept_comparison(client, asker: _Asker, corpus: Path, args: Any, seed_offset: int = 21) -> dict[str, Any]:
+    """The ask after taking a suggestion, with ``gdg.workAhead`` on (the suggestion after it
+    decoded while it was on screen, ``work_ahead.continuation``) and off, arms alternating over
+    holes not asked before: the file is opened at a hole, the suggestion asked for and read for
+    ``READ_S``, accepted whole, Enter pressed (the editor indents: ``after_accept_and_enter``),
+    and after the editor's debounce the ask on the new line. Per arm: its round trip, the share
+    answered and the share answered from a suggestion decoded ahead. Holes where nothing was
+    shown have nothing to accept and are counted apart."""
+    from gdg_lsp.languages.python.bench import cut_holes
+    from gdg_lsp.server.work_ahead import after_accept_and_enter
+
+    names = list(WORK_AHEAD_ARMS)
+    # twice the holes: about half show nothing to accept (cut by the budget, or silent)
+    cases = cut_holes(corpus, 2 * len(names) * max(1, args.editor_holes // len(names)), args.seed + seed_offset)
+    values: dict[str, dict[str, list[float]]] = {arm: {"ms": [], "answered": [], "ahead": [], "silent": []}
+                                                 for arm in names}
+    nothing_shown = 0
+    for index, case in enumerate(cases):
+        arm = names[index % len(names)]
+        client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": WORK_AHEAD_ARMS[arm]}})
+        uri = f"file:///bench/editor/accept{index}.py"
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": case.text}})
+        line, character = _position(case.text, case.cursor)
+        shown, _, _ = asker.ask(uri, line, character)
+        upcoming = after_accept_and_enter(case.text, case.cursor, case.cursor, shown, "python") if shown else None
+        if upcoming is None:
+            nothing_shown += 1
+            client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            continue
+        time.sleep(READ_S)
+        after, cursor = upcoming
+        accepted_end = case.cursor + len(shown)
+        for version, (at, inserted) in enumerate(((case.cursor, shown), (accepted_end, after[accepted_end:cursor])),
+                                                 start=2):
+            at_line, at_character = _position(after, at)
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": at_line, "character": at_character},
+                           "end": {"line": at_line, "character": at_character}}, "text": inserted}]})
+        time.sleep(EDITOR_DEBOUNCE_S)
+        next_one, rtt, info = asker.ask(uri, *_position(after, cursor))
+        mine = values[arm]
+        mine["ms"].append(rtt)
+        mine["answered"].append(float(bool(next_one)))
+        mine["ahead"].append(float(bool(info and info.get("ahead"))))
+        mine["silent"].append(float(bool(info and str(info.get("reason") or "").startswith("low-confidence"))))
+        client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": RESTORED}})
+    result: dict[str, Any] = {"read_s": READ_S, "editor_debounce_s": EDITOR_DEBOUNCE_S, "arms": names,
+                              "nothing_shown": nothing_shown}
+    for arm, mine in values.items():
+        result[arm] = {**_summary(mine["ms"]),
+                       "answered_share": round(sum(mine["answered"]) / len(mine["answered"]), 3) if mine["answered"] else 0.0,
+                       "decoded_ahead_share": round(sum(mine["ahead"]) / len(mine["ahead"]), 3) if mine["ahead"] else 0.0,
+                       "low_confidence": int(sum(mine["silent"]))}
+    other = result[names[1]]["p50_ms"]
+    result["p50_ratio"] = round(result[names[0]]["p50_ms"] / other, 3) if other else None
+    return result
+
+
 def _targets(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each target: the figure, the limit, met or not, and by how much it is missed (a ratio)."""
     ahead, gamma = out.get("work_ahead") or {}, out.get("gamma_change") or {}
@@ -335,7 +404,8 @@ def render(editor: dict[str, Any]) -> list[str]:
         ("typed-through p50 / p95 (server)", f"{editor['typed_through_server']['p50_ms']:.1f} / "
                                              f"{editor['typed_through_server']['p95_ms']:.1f} ms"),
         ("asks answered non-empty", f"{editor['answered_share']:.0%} of {editor['asks']}"),
-        ("first asks at a fresh file answered", f"{editor.get('first_ask_answered_share', 0):.0%}"),
+        ("first asks at a fresh file answered within the budget (silent by the show threshold: counted)",
+         f"{editor.get('first_ask_answered_share', 0):.0%} ({editor.get('first_ask_low_confidence', 0)} low-confidence)"),
         ("decodes per ask", f"{editor['decodes_per_ask']:.2f}"),
     ]
     heap = editor.get("heap") or {}
@@ -350,6 +420,19 @@ def render(editor: dict[str, Any]) -> list[str]:
                        ("gamma_change", "First ask at a new line (a new Γ) with gdg.constraint scope and none")):
         if editor.get(key):
             lines += _comparison_lines(editor[key], title)
+    if accepted := editor.get("after_accept"):
+        lines += ["", f"The ask after taking a suggestion (read {accepted['read_s']} s, accepted, Enter, the ask "
+                      f"{accepted['editor_debounce_s']} s after Enter), with gdg.workAhead on (the next suggestion "
+                      f"decoded while the first was on screen) and off; {accepted['nothing_shown']} holes showed "
+                      "nothing to accept:", "",
+                  "| arm | asks | p50 / p95 | answered | silent (low-confidence) | answered from the suggestion "
+                  "decoded ahead |", "|---|---|---|---|---|---|"]
+        for arm in accepted["arms"]:
+            a = accepted[arm]
+            if a["n"]:
+                lines.append(f"| {arm} | {a['n']} | {a['p50_ms']:.0f} / {a['p95_ms']:.0f} ms | "
+                             f"{a['answered_share']:.0%} | {a['low_confidence']} | {a['decoded_ahead_share']:.0%} |")
+        lines.append(f"\np50 on / off: {accepted['p50_ratio']}")
     lines += ["", "| target | value | limit | met | × limit |", "|---|---|---|---|---|"]
     for name, t in editor["targets"].items():
         lines.append(f"| {name} | {t['value']} | {t['limit']} | {'yes' if t['met'] else 'no'} | {t['times_the_limit']} |")

@@ -197,6 +197,8 @@ def _serve_decoded(ls, doc, snapshot, suggestion, settings, position, arrived: f
                                info, item_id=items[0].id, others=tuple(items[1:]))
         if suggestion.more is not None:
             _decode_more(ls, doc, snapshot, suggestion, settings, items[0].id, info)
+        elif not suggestion.hole.suffix and len(items) == 1:
+            work_ahead.continuation(ls, doc.uri, snapshot, suggestion.start, items[0].end, items[0].text)
     return _answer(session, doc, snapshot, suggestion.start, items, position)
 
 

@@ -35,6 +35,13 @@ it would have been without (greedy).
 - Nothing is done where the request will be answered from the suggestion shown (the
   user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
   an analysis beside it would only compete for the CPU.
+- After a suggestion is shown (one line, at a line's end, one candidate), the suggestion
+  that would follow it is decoded (``continuation``): on the text the user makes by accepting
+  it and pressing Enter (the next line indented as the editor does: as the line, one level
+  more after a Python ``:``), planned on the lane and decoded as a work ahead, so any edit or
+  request cancels it as it cancels the others. Decoded before then, it waits in the reuse
+  cache for the ask on that text, which is answered from it as a repeated ask once Γ there is
+  confirmed (llama.vim's speculative FIM). A text that comes out otherwise asks as before.
 - Nothing is done when ``gdg.inline`` or ``gdg.workAhead`` is off.
 """
 
@@ -45,6 +52,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from gdg_lsp.server import acceptance
 from gdg_lsp.server.plans import AHEAD_KIND
 from gdg_lsp.server.worker import Job
 
@@ -159,6 +167,76 @@ def start(ls, uri: str, offset: int, prefill: bool = True) -> Job | None:
             session.call_soon(_ended, session, uri, job, ready)
             return
         worker.run(job, prime).add_done_callback(lambda done: session.call_soon(_ended, session, uri, job, done))
+
+    plan = None
+    entry.ready.add_done_callback(planned)
+    return job
+
+
+INDENTS_AFTER_COLON = ("python", "tilelang")
+"""Languages whose editors indent the line after one ending with ``:`` one level more."""
+
+
+def after_accept_and_enter(text: str, start: int, end: int, inserted: str, language: str) -> tuple[str, int] | None:
+    """(the document's text once ``inserted`` replaced ``[start, end)`` of ``text`` and Enter was
+    pressed after it, the cursor there) or None when the suggestion is not a whole line's end."""
+    if not inserted.strip() or "\n" in inserted or (end < len(text) and text[end] not in "\r\n"):
+        return None
+    accepted = text[:start] + inserted + text[end:]
+    cursor = start + len(inserted)
+    line = accepted[accepted.rfind("\n", 0, cursor) + 1 : cursor]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if language in INDENTS_AFTER_COLON and inserted.rstrip().endswith(":"):
+        indent += "\t" if indent.startswith("\t") else "    "
+    return accepted[:cursor] + "\n" + indent + accepted[cursor:], cursor + 1 + len(indent)
+
+
+def continuation(ls, uri: str, snapshot, start: int, end: int, inserted: str) -> Job | None:
+    """The suggestion shown, ``inserted`` over ``[start, end)`` of ``snapshot``, accepted and a line
+    begun after it: decode the next suggestion there ahead, kept for the ask that comes at it."""
+    session = ls.session
+    settings = session.settings_for(uri)
+    doc = session.documents.find(uri)
+    if (not settings.work_ahead or not settings.inline or settings.candidates != 1 or doc is None
+            or doc.version != snapshot.version or session.worker.service is None):
+        return None
+    upcoming = after_accept_and_enter(snapshot.text, start, end, inserted, snapshot.language_id)
+    if upcoming is None:
+        return None
+    text, offset = upcoming
+    ahead = doc.as_if(text)
+    worker = session.worker
+    job = worker.begin(uri, ahead=True)
+    entry = session.plans.plan(ahead, offset, settings, job.cancel, speculative=True, kind=AHEAD_KIND,
+                               on_start=job.planning.set)
+    # keys typed on the suggestion's line leave the text it is for reachable (typing it through,
+    # then taking the rest): only an edit above the line cancels it (``schedule``), and any request
+    line_start = snapshot.text.rfind("\n", 0, start) + 1
+    session.work_ahead_lines.setdefault(uri, {})[job] = line_start
+
+    def decode(service, cancel):
+        if session.documents.find(uri) is not doc:
+            return None  # closed meanwhile
+        return service.decode(plan, settings, cancel)
+
+    def decoded(done: Future) -> None:  # on the event loop
+        _ended(session, uri, job, done)
+        suggestion = None if done.cancelled() or done.exception() is not None else done.result()
+        if suggestion is None or job.cancel.is_set() or not suggestion.text or suggestion.hole is None:
+            return
+        info = {"uri": uri, "version": snapshot.version, **suggestion.summary(), "ahead": "continuation"}
+        digest = suggestion.hole_digest if suggestion.hole_digest is not None else suggestion.hole
+        session.reuse.remember_ahead(ahead, suggestion.start, suggestion.end, suggestion.text, settings, digest,
+                                     info, item_id=acceptance.new_id())
+
+    def planned(ready: Future) -> None:  # on the lane's thread (or here, when the plan was made already)
+        nonlocal plan
+        plan = None if ready.cancelled() or ready.exception() is not None else ready.result()
+        if plan is None or not plan.ready or job.cancel.is_set() or worker.service is None:
+            worker.drop(job)
+            session.call_soon(_ended, session, uri, job, ready)
+            return
+        worker.run(job, decode).add_done_callback(lambda done: session.call_soon(decoded, done))
 
     plan = None
     entry.ready.add_done_callback(planned)

@@ -458,10 +458,11 @@ class DecodeWorker:
                     job.cancel.set()
 
     def supersede(self, key: str) -> None:
-        """The request for ``key`` was answered without the model: its older decode is stale."""
+        """The request for ``key`` was answered without the model: its older decode is stale (a work
+        ahead is not: edits cancel those, ``work_ahead.schedule``)."""
         with self._lock:
             previous = self._latest.get(key)
-            if previous is not None:
+            if previous is not None and not previous.ahead:
                 previous.cancel.set()
 
     def _account_cancel(self, job: Job) -> None:

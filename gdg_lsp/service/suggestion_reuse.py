@@ -171,9 +171,14 @@ class ReuseStats:
     repeated: int = 0
     gamma_changed: int = 0
     """Candidates refused because Γ (or the hole) at the position had changed."""
+    ahead: int = 0
+    """Suggestions decoded ahead for the text after an accept and Enter (``remember_ahead``)."""
+    ahead_served: int = 0
+    """Of those, asks answered from one (counted in ``repeated`` too)."""
 
     def payload(self) -> dict[str, int]:
-        return {"typedThrough": self.typed_through, "repeated": self.repeated, "gammaChanged": self.gamma_changed}
+        return {"typedThrough": self.typed_through, "repeated": self.repeated, "gammaChanged": self.gamma_changed,
+                "ahead": self.ahead, "aheadServed": self.ahead_served}
 
 
 class SuggestionReuse:
@@ -192,6 +197,19 @@ class SuggestionReuse:
         digest = digest_of(hole)
         if items and digest is not None:
             self._keep(Shown(snapshot.uri, snapshot.text, start, items, settings_key(settings), digest, info))
+
+    def remember_ahead(self, snapshot: Snapshot, start: int, end: int, suggestion: str, settings: Settings,
+                       hole: Hole | str, info: Any = None, item_id: str = "") -> None:
+        """A suggestion decoded ahead for a text the document does not have yet (``snapshot``: the
+        one the user makes by accepting the suggestion shown and pressing Enter): kept for the ask
+        at ``start`` of that text (answered as a repeated ask, once ``confirm`` has seen its Γ), the
+        document's shown suggestion left as it is."""
+        digest = digest_of(hole)
+        if suggestion and digest is not None:
+            shown = Shown(snapshot.uri, snapshot.text, start, (Item(suggestion, end, item_id),), settings_key(settings),
+                          digest, info)
+            self._results.put(_result_key(shown.uri, shown.text, shown.start, shown.settings), shown)
+            self.stats.ahead += 1
 
     def add_alternatives(self, uri: str, first_id: str, items: list[Item], info: Any = None) -> Shown | None:
         """Alternatives decoded after the suggestion ``first_id`` was shown: ``items`` (that one
@@ -238,6 +256,7 @@ class SuggestionReuse:
             self.stats.typed_through += 1
         else:
             self.stats.repeated += 1
+            self.stats.ahead_served += bool((reuse.shown.info or {}).get("ahead"))
         self._keep(reuse.shown)
         return reuse.shown
 

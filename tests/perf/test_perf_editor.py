@@ -24,3 +24,7 @@ def test_typing_a_shown_suggestion_is_answered_without_decoding(tmp_path):
     # every typed key and repeated ask answered from the suggestion: decodes only for the first asks
     assert e["decodes_per_ask"] < 1
     assert e["answered_share"] > 0
+    # the ask after taking a suggestion: each hole in one arm, or counted as showing nothing
+    accepted = e["after_accept"]
+    assert accepted["on"]["n"] + accepted["off"]["n"] + accepted["nothing_shown"] >= 2
+    assert accepted["off"]["decoded_ahead_share"] == 0.0  # work ahead off decodes nothing ahead
