@@ -36,10 +36,12 @@ it would have been without (greedy).
   user types it through, ``service/suggestion_reuse.py``): that answer needs no model, and
   an analysis beside it would only compete for the CPU.
 - After a suggestion is shown (one line, at a line's end, one candidate), the suggestion
-  that would follow it is decoded (``continuation``): on the text the user makes by accepting
-  it and pressing Enter (the next line indented as the editor does: as the line, one level
-  more after a Python ``:``), planned on the lane and decoded as a work ahead, so any edit or
-  request cancels it as it cancels the others. Decoded before then, it waits in the reuse
+  that would follow it is decoded (``continuation``) once the document has been quiet for
+  ``gdg.workAheadDebounceMs`` (a key sooner cancels it: typing fast, the next request comes
+  first): on the text the user makes by accepting it and pressing Enter (the next line
+  indented as the editor does: as the line, one level more after a Python ``:``), planned on
+  the lane and decoded as a work ahead. Begun, keys on its line (typing it through) leave it
+  running; an edit above the line and any request cancel it. Decoded in time, it waits in the reuse
   cache for the ask on that text, which is answered from it as a repeated ask once Γ there is
   confirmed (llama.vim's speculative FIM). A text that comes out otherwise asks as before.
 - Nothing is done when ``gdg.inline`` or ``gdg.workAhead`` is off.
@@ -191,10 +193,25 @@ def after_accept_and_enter(text: str, start: int, end: int, inserted: str, langu
     return accepted[:cursor] + "\n" + indent + accepted[cursor:], cursor + 1 + len(indent)
 
 
-def continuation(ls, uri: str, snapshot, start: int, end: int, inserted: str) -> Job | None:
-    """The suggestion shown, ``inserted`` over ``[start, end)`` of ``snapshot``, accepted and a line
-    begun after it: decode the next suggestion there ahead, kept for the ask that comes at it."""
+def continuation(ls, uri: str, snapshot, start: int, end: int, inserted: str) -> None:
+    """The suggestion shown, ``inserted`` over ``[start, end)`` of ``snapshot``: once the document has
+    been quiet for ``gdg.workAheadDebounceMs`` (the user reads it; a key sooner cancels the timer,
+    ``schedule``: typing fast, the next request comes first), ``continue_after`` it."""
     session = ls.session
+    settings = session.settings_for(uri)
+    if not settings.work_ahead or not settings.inline or session.loop is None:
+        return
+    if (handle := session.work_ahead_timers.pop(uri, None)) is not None:
+        handle.cancel()
+    session.work_ahead_timers[uri] = session.loop.call_later(
+        settings.work_ahead_debounce_ms / 1000, _continue_after, ls, uri, snapshot, start, end, inserted)
+
+
+def _continue_after(ls, uri: str, snapshot, start: int, end: int, inserted: str) -> Job | None:
+    """The suggestion shown accepted and a line begun after it: decode the next suggestion there
+    ahead, kept for the ask that comes at it."""
+    session = ls.session
+    session.work_ahead_timers.pop(uri, None)
     settings = session.settings_for(uri)
     doc = session.documents.find(uri)
     if (not settings.work_ahead or not settings.inline or settings.candidates != 1 or doc is None

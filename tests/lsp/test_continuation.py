@@ -62,7 +62,7 @@ async def _shown_and_ahead(server: InProcessServer) -> str:
     session = server.server.session
     items = await _ask(server, LINE, CHARACTER)
     shown = items[0]["insertText"] if items else ""
-    await _wait_for(lambda: not session.work_ahead_lines.get(URI))
+    await _wait_for(lambda: URI not in session.work_ahead_timers and not session.work_ahead_lines.get(URI))
     return shown
 
 
