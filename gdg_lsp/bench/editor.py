@@ -113,6 +113,13 @@ def _p50(values: list[float]) -> float | None:
     return round(percentile(values, 0.5), 1) if values else None
 
 
+def _silent_by_choice(info: dict | None) -> bool:
+    """The answer (its ``gdg/suggestion``) was empty because the show threshold hid it."""
+    from gdg_lsp.service.confidence import LOW_CONFIDENCE
+
+    return bool(info and str(info.get("reason") or "").startswith(LOW_CONFIDENCE))
+
+
 def _summary(values: list[float]) -> dict[str, float]:
     if not values:
         return {"n": 0, "p50_ms": 0.0, "p95_ms": 0.0}
@@ -154,7 +161,7 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
             if info is not None and "start_to_first_answer_s" not in out:  # the model answered (maybe nothing)
                 out["start_to_first_answer_s"] = round(time.perf_counter() - launched, 2)
             # the show threshold's silence is the model's answer too: asking again would give it again
-            doubted = bool(info and str(info.get("reason") or "").startswith("low-confidence"))
+            doubted = _silent_by_choice(info)
             if text or doubted:
                 out["start_to_first_suggestion_s"] = round(time.perf_counter() - launched, 2)
                 out["start_silent_by_the_show_threshold"] = doubted and not text
@@ -174,7 +181,7 @@ def bench_editor(model: str, corpus: Path, args: Any, scratch: Path) -> dict[str
             shown, rtt, info = asker.ask(uri, line, character)
             first.append(rtt)
             # silent by choice (the show threshold) is an answer in time, not a budget run out
-            doubted = bool(info and str(info.get("reason") or "").startswith("low-confidence"))
+            doubted = _silent_by_choice(info)
             first_answered.append(float(bool(shown) or doubted))
             first_doubted += doubted
             asks, answered = asks + 1, answered + bool(shown)
@@ -350,7 +357,7 @@ def _accept_comparison(client, asker: _Asker, corpus: Path, args: Any, seed_offs
         mine["ms"].append(rtt)
         mine["answered"].append(float(bool(next_one)))
         mine["ahead"].append(float(bool(info and info.get("ahead"))))
-        mine["silent"].append(float(bool(info and str(info.get("reason") or "").startswith("low-confidence"))))
+        mine["silent"].append(float(_silent_by_choice(info)))
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     client.notify("workspace/didChangeConfiguration", {"settings": {"gdg": RESTORED}})
     result: dict[str, Any] = {"read_s": READ_S, "editor_debounce_s": EDITOR_DEBOUNCE_S, "arms": names,

@@ -4,6 +4,7 @@ accepting the ghost and pressing Enter finds the next one made, the same one a d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import string
 import time
 
@@ -81,16 +82,26 @@ async def _decoded_without_work_ahead(seed: int, text: str) -> list[str]:
         return [item["insertText"] for item in items]
 
 
+@contextlib.asynccontextmanager
+async def _continued(seed: int):
+    """A server for ``seed`` with the document open and the suggestion at the hole shown, once its
+    continuation has ended: (server, session, the suggestion), the suggestion "" when nothing
+    was shown there or nothing decoded ahead after it (no continuation to take)."""
+    async with InProcessServer(server=_server(seed), initialization_options=OPTIONS) as server:
+        assert await server.wait_model() == "ready"
+        session = server.server.session
+        server.open(URI, TEXT)
+        shown = await _shown_and_ahead(server)
+        usable = "\n" not in shown and shown.strip() and session.reuse.stats.ahead
+        yield server, session, shown if usable else ""
+
+
 async def test_after_accept_and_enter_the_next_suggestion_is_there_without_a_decode():
     continued = 0
     for seed in SEEDS:
-        async with InProcessServer(server=_server(seed), initialization_options=OPTIONS) as server:
-            assert await server.wait_model() == "ready"
-            session = server.server.session
-            server.open(URI, TEXT)
-            shown = await _shown_and_ahead(server)
-            if "\n" in shown or not shown.strip() or not session.reuse.stats.ahead:
-                continue  # nothing shown, or nothing to show after it: no continuation to take
+        async with _continued(seed) as (server, session, shown):
+            if not shown:
+                continue
             decodes = session.worker.stats.decodes
             _accept_and_enter(server, shown)
             items = await _ask(server, LINE + 1, 4)
@@ -105,12 +116,8 @@ async def test_after_accept_and_enter_the_next_suggestion_is_there_without_a_dec
 
 async def test_another_text_is_decoded_as_before():
     for seed in SEEDS:
-        async with InProcessServer(server=_server(seed), initialization_options=OPTIONS) as server:
-            assert await server.wait_model() == "ready"
-            session = server.server.session
-            server.open(URI, TEXT)
-            shown = await _shown_and_ahead(server)
-            if "\n" in shown or not shown.strip() or not session.reuse.stats.ahead:
+        async with _continued(seed) as (server, session, shown):
+            if not shown:
                 continue
             decodes = session.worker.stats.decodes
             _type(server, 2, LINE, CHARACTER, shown + "  # mine")  # the user's own ending, then Enter
